@@ -1,0 +1,76 @@
+"""Command-line entry point: ``tracker <command> ...``.
+
+Each command lives in its own module under :mod:`tracker.commands` and
+provides ``add_parser(subparsers)`` and ``run(args) -> int``. Modules keep
+heavy imports inside ``run`` so that ``tracker --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from tracker import __version__
+from tracker.errors import TrackerError
+
+# name -> module under tracker.commands, in the order shown by --help.
+COMMANDS: dict[str, str] = {
+    "inspect": "inspect",
+    "model": "model",
+    "retarget": "retarget",
+    "track": "track",
+    "scenario": "scenario",
+    "run": "run",
+    "sweep": "sweep",
+    "play": "play",
+    "replay": "replay",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tracker",
+        description="Physics-based motion-capture tracking with stable-PD servos (PyBullet).",
+    )
+    parser.add_argument("--version", action="version", version=f"tracker {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for module_name in COMMANDS.values():
+        try:
+            module = importlib.import_module(f"tracker.commands.{module_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"tracker.commands.{module_name}":
+                continue  # command not built yet
+            raise
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except TrackerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug, not bad input: short message unless debugging
+        if os.environ.get("TRACKER_DEBUG"):
+            raise
+        print(
+            f"error: internal error ({type(exc).__name__}: {exc}); "
+            "set TRACKER_DEBUG=1 for the traceback and please report it",
+            file=sys.stderr,
+        )
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per ``tracker`` subcommand (``add_parser`` + ``run``)."""

@@ -1,0 +1,1 @@
+"""tracker.control"""
