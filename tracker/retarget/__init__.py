@@ -1,1 +1,49 @@
-"""tracker.retarget"""
+"""Retargeting: BVH motion onto a character model, as a :class:`Reference`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tracker.retarget.reference import Reference
+
+__all__ = ["Reference", "load_clip_reference"]
+
+
+def load_clip_reference(
+    clip: str | Path,
+    model: str = "humanoid",
+    joint_map: str | None = None,
+    ik_feet: bool = False,
+    ik_hands: bool = False,
+    fps: float | None = None,
+    drop_tpose: bool = True,
+    unit: str | None = None,
+    return_parts: bool = False,
+):
+    """A reference for ``clip``: a saved ``.npz`` reference, or a BVH retargeted now.
+
+    Returns:
+        the :class:`Reference`; with ``return_parts``, ``(reference, motion, kinematics)``
+        (motion is None for a saved reference).
+    """
+    from tracker.character.model import load_model
+    from tracker.retarget.retarget import RetargetOptions, retarget
+
+    mdl = load_model(model)
+    path = Path(clip)
+    if path.suffix == ".npz":
+        ref = Reference.load(path)
+        if fps is not None:
+            ref = ref.resample(fps)
+        return (ref, None, mdl.kinematics()) if return_parts else ref
+    from tracker.motion.bvh import read_bvh
+
+    motion = read_bvh(path, unit=unit)
+    kin = mdl.kinematics()
+    ref = retarget(
+        motion, kin, joint_map,
+        RetargetOptions(ik_feet=ik_feet, ik_hands=ik_hands, fps=fps, drop_tpose=drop_tpose),
+        spherical_limits=mdl.spherical_limits() if hasattr(mdl, "spherical_limits") else None,
+        model_name=mdl.name, source=str(path),
+    )
+    return (ref, motion, kin) if return_parts else ref

@@ -1,0 +1,92 @@
+"""Contact sheets: source skeleton and retargeted character side by side (matplotlib)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from tracker.character.kinematics import Kinematics
+from tracker.motion.motion import Motion
+from tracker.retarget.reference import Reference
+
+SOURCE_COLOUR = "#4a6fa5"
+CHAR_COLOUR = "#e07b39"
+
+
+def _source_segments(motion: Motion, ref: Reference) -> np.ndarray:
+    """Source bones ``(F, B, 2, 3)`` turned and scaled like the retargeted clip."""
+    q = ref.quality
+    drop = int(q.get("dropped_frames", 0))
+    pos, _ = motion.global_transforms()
+    pos = pos[drop:]
+    turn = Rotation.from_rotvec([0, 0, -q.get("heading_rad", 0.0)])
+    origin = pos[0, 0] * [1, 1, 0]
+    pos = turn.apply((pos - origin).reshape(-1, 3)).reshape(pos.shape) * q.get("scale", 1.0)
+    parents = motion.skeleton.parents
+    segs = [np.stack([pos[:, p], pos[:, j]], axis=1) for j, p in enumerate(parents) if p >= 0]
+    return np.stack(segs, axis=1)
+
+
+def _character_segments(kin: Kinematics, q: np.ndarray) -> np.ndarray:
+    pos, rot = kin.forward(q)
+    segs = []
+    for j in kin.joints:
+        segs.append(np.stack([pos[j.parent], pos[j.child]], axis=1))
+    # short stubs for terminal links so head, hands and feet read
+    for link, d in (("head", (0, 0, 0.2)), ("left_hand", (0, 0, -0.15)), ("right_hand", (0, 0, -0.15)),
+                    ("left_foot", (0.18, 0, -0.05)), ("right_foot", (0.18, 0, -0.05))):
+        if link in pos:
+            segs.append(np.stack([pos[link], pos[link] + rot[link].apply(d)], axis=1))
+    return np.stack(segs, axis=1)
+
+
+def contact_sheet(
+    motion: Motion, ref: Reference, kin: Kinematics, path: str | Path, n: int = 8, title: str = ""
+) -> Path:
+    """Draw ``n`` evenly spaced frames: front view (top row) and side view (bottom row).
+
+    Each panel shows the source (blue, left) and the character (orange,
+    right), one leg length apart, on a common scale.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    src = _source_segments(motion, ref)
+    f = min(len(src), ref.n_frames)
+    frames = np.linspace(0, f - 1, n).round().astype(int)
+    chars = _character_segments(kin, ref.q[frames])
+    gap = 1.0
+    fig, axes = plt.subplots(2, n, figsize=(2.1 * n, 6.2), squeeze=False)
+    for col, fr in enumerate(frames):
+        s = src[fr]
+        c = chars[col]
+        centre_s = s.reshape(-1, 3).mean(axis=0)
+        centre_c = c.reshape(-1, 3).mean(axis=0)
+        for row, (hor, sign, label) in enumerate(((1, -1, "front"), (0, 1, "side"))):
+            ax = axes[row, col]
+            for segs, centre, shift, colour in ((s, centre_s, -gap / 2, SOURCE_COLOUR), (c, centre_c, gap / 2, CHAR_COLOUR)):
+                for a, b in segs:
+                    ax.plot([sign * (a[hor] - centre[hor]) + shift, sign * (b[hor] - centre[hor]) + shift],
+                            [a[2], b[2]], color=colour, lw=2 if colour == CHAR_COLOUR else 1.2,
+                            solid_capstyle="round")
+            ax.axhline(0, color="#888888", lw=0.8)
+            ax.set_xlim(-1.1, 1.1)
+            ax.set_ylim(-0.05, 2.0)
+            ax.set_aspect("equal")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if row == 0:
+                ax.set_title(f"t = {fr / ref.fps:.2f} s", fontsize=9)
+            if col == 0:
+                ax.set_ylabel(label)
+    fig.suptitle(title or f"{Path(ref.source).name}: source (blue) and retargeted character (orange)", fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path

@@ -1,0 +1,218 @@
+"""Pure-numpy kinematics of a URDF character (no PyBullet).
+
+Parses the URDF's links, joints and collision shapes, and runs forward
+kinematics for generalized coordinates ``q`` in the :class:`Layout` order,
+vectorised over frames. The retargeter, the metrics and the contact-sheet
+plots use it; the PyBullet adapter is the reference it is tested against.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from tracker.character.layout import Layout
+from tracker.errors import ModelError
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A collision shape in its link's frame: ``kind`` box|capsule|sphere|cylinder."""
+
+    kind: str
+    size: tuple[float, ...]  # box: (sx, sy, sz); capsule/cylinder: (radius, length); sphere: (radius,)
+    origin: np.ndarray  # (3,) m
+    rotation: np.ndarray  # (3, 3)
+
+    def sample_points(self) -> np.ndarray:
+        """Points on the shape's surface in the link frame ``(P, 3)`` (corners/caps), for ground checks."""
+        if self.kind == "box":
+            hx, hy, hz = (s / 2 for s in self.size)
+            pts = np.array([[x, y, z] for x in (-hx, hx) for y in (-hy, hy) for z in (-hz, hz)])
+        elif self.kind in ("capsule", "cylinder"):
+            r, length = self.size
+            h = length / 2 + (r if self.kind == "capsule" else 0.0)
+            ang = np.linspace(0, 2 * np.pi, 8, endpoint=False)
+            ring = np.stack([r * np.cos(ang), r * np.sin(ang)], axis=1)
+            pts = [np.array([0, 0, h]), np.array([0, 0, -h])]
+            for z in (-length / 2, length / 2):
+                pts.extend(np.column_stack([ring, np.full(8, z)]))
+            pts = np.array(pts)
+        else:  # sphere
+            r = self.size[0]
+            pts = r * np.vstack([np.eye(3), -np.eye(3)])
+        return pts @ self.rotation.T + self.origin
+
+
+@dataclass(frozen=True)
+class KJoint:
+    name: str
+    kind: str  # spherical | revolute | fixed
+    parent: str
+    child: str
+    origin: np.ndarray  # (3,) m, in the parent link frame
+    rotation: np.ndarray  # (3, 3) joint frame in the parent link frame
+    axis: np.ndarray  # (3,) unit, in the joint frame (revolute)
+    lower: float
+    upper: float
+    effort: float
+
+
+def _origin(el: ET.Element | None) -> tuple[np.ndarray, np.ndarray]:
+    if el is None:
+        return np.zeros(3), np.eye(3)
+    xyz = np.array([float(x) for x in el.get("xyz", "0 0 0").split()])
+    rpy = [float(x) for x in el.get("rpy", "0 0 0").split()]
+    return xyz, Rotation.from_euler("xyz", rpy).as_matrix()
+
+
+class Kinematics:
+    """Kinematic tree of a URDF.
+
+    Attributes:
+        root: name of the root (base) link.
+        joints: actuated and fixed joints in topological order.
+        layout: :class:`Layout` of the non-fixed joints in URDF order.
+    """
+
+    def __init__(self, urdf_path: str | Path, scale: float = 1.0) -> None:
+        path = Path(urdf_path)
+        try:
+            tree = ET.parse(path)
+        except (OSError, ET.ParseError) as exc:
+            raise ModelError(f"{path}: cannot read URDF ({exc})") from None
+        robot = tree.getroot()
+        self.path = path
+        self.masses: dict[str, float] = {}
+        self.inertial_origin: dict[str, np.ndarray] = {}
+        self.shapes: dict[str, list[Shape]] = {}
+        for link in robot.findall("link"):
+            name = link.get("name")
+            inertial = link.find("inertial")
+            mass = 0.0
+            io = np.zeros(3)
+            if inertial is not None:
+                m = inertial.find("mass")
+                mass = float(m.get("value")) if m is not None else 0.0
+                io = _origin(inertial.find("origin"))[0] * scale
+            self.masses[name] = mass
+            self.inertial_origin[name] = io
+            shapes = []
+            for col in link.findall("collision"):
+                xyz, rot = _origin(col.find("origin"))
+                geom = col.find("geometry")
+                if geom is None or len(geom) == 0:
+                    continue
+                g = geom[0]
+                if g.tag == "box":
+                    size = tuple(float(s) * scale for s in g.get("size").split())
+                elif g.tag in ("capsule", "cylinder"):
+                    size = (float(g.get("radius")) * scale, float(g.get("length")) * scale)
+                elif g.tag == "sphere":
+                    size = (float(g.get("radius")) * scale,)
+                else:
+                    continue
+                shapes.append(Shape(g.tag, size, xyz * scale, rot))
+            self.shapes[name] = shapes
+        raw = []
+        for j in robot.findall("joint"):
+            kind = j.get("type")
+            kind = {"continuous": "revolute"}.get(kind, kind)
+            if kind not in ("spherical", "revolute", "fixed"):
+                raise ModelError(f"{path}: joint {j.get('name')!r} has unsupported type {kind!r}")
+            xyz, rot = _origin(j.find("origin"))
+            ax = j.find("axis")
+            axis = np.array([float(a) for a in ax.get("xyz").split()]) if ax is not None else np.array([1.0, 0, 0])
+            lim = j.find("limit")
+            lower = float(lim.get("lower", "-inf")) if lim is not None else -np.inf
+            upper = float(lim.get("upper", "inf")) if lim is not None else np.inf
+            effort = float(lim.get("effort", "inf")) if lim is not None else np.inf
+            raw.append(KJoint(j.get("name"), kind, j.find("parent").get("link"), j.find("child").get("link"),
+                              xyz * scale, rot, axis / np.linalg.norm(axis), lower, upper, effort))
+        children = {j.child for j in raw}
+        roots = [n for n in self.masses if n not in children]
+        if len(roots) != 1:
+            raise ModelError(f"{path}: expected one root link, found {roots}")
+        self.root = roots[0]
+        # topological order (parents first), keeping URDF order among siblings
+        order, frontier = [], [self.root]
+        while frontier:
+            link = frontier.pop(0)
+            for j in raw:
+                if j.parent == link:
+                    order.append(j)
+                    frontier.append(j.child)
+        self.joints: tuple[KJoint, ...] = tuple(order)
+        self.joint_by_child = {j.child: j for j in self.joints}
+        self.joint_by_name = {j.name: j for j in self.joints}
+        self.layout = Layout.build([(j.name, j.kind) for j in raw if j.kind != "fixed"])
+
+    @property
+    def links(self) -> tuple[str, ...]:
+        return (self.root,) + tuple(j.child for j in self.joints)
+
+    @cached_property
+    def total_mass(self) -> float:
+        return float(sum(self.masses.values()))
+
+    def link_parent(self, link: str) -> str | None:
+        j = self.joint_by_child.get(link)
+        return j.parent if j else None
+
+    def forward(self, q: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, Rotation]]:
+        """World frames of every link for ``q`` of shape ``(nq,)`` or ``(F, nq)``.
+
+        The base entries of ``q`` give the base link's *inertial* frame (as in
+        PyBullet); the returned frames are the URDF link frames.
+
+        Returns:
+            ``(positions, rotations)``: dicts link -> ``(F, 3)`` m and link ->
+            :class:`Rotation` of length ``F``.
+        """
+        q = np.atleast_2d(q)
+        lay = self.layout
+        base_rot = Rotation.from_quat(q[:, 3:7])
+        pos = {self.root: q[:, 0:3] - base_rot.apply(self.inertial_origin[self.root])}
+        rot = {self.root: base_rot}
+        for j in self.joints:
+            pr, pp = rot[j.parent], pos[j.parent]
+            frame = pr * Rotation.from_matrix(j.rotation)
+            if j.kind == "spherical":
+                local = Rotation.from_quat(q[:, lay[j.name].q])
+            elif j.kind == "revolute":
+                local = Rotation.from_rotvec(q[:, lay[j.name].q] * j.axis)
+            else:
+                local = Rotation.identity(len(q))
+            pos[j.child] = pp + pr.apply(j.origin)
+            rot[j.child] = frame * local
+        return pos, rot
+
+    def zero_pose_positions(self) -> dict[str, np.ndarray]:
+        """Link-frame origins in the zero pose with the base link frame at the origin. ``(3,)`` m each."""
+        q = self.layout.neutral_q()
+        q[0:3] = self.inertial_origin[self.root]
+        pos, _ = self.forward(q)
+        return {k: v[0] for k, v in pos.items()}
+
+    def lowest_point(self, q: np.ndarray, links: list[str]) -> np.ndarray:
+        """Lowest world z over the collision shapes of ``links`` per frame, ``(F,)`` m."""
+        pos, rot = self.forward(q)
+        low = np.full(len(np.atleast_2d(q)), np.inf)
+        for link in links:
+            m = rot[link].as_matrix()  # (F, 3, 3)
+            for shape in self.shapes[link]:
+                if shape.kind in ("capsule", "sphere"):
+                    # exact: lowest point of a swept sphere is its lowest centre minus the radius
+                    half = shape.size[1] / 2 if shape.kind == "capsule" else 0.0
+                    ends = np.array([[0, 0, half], [0, 0, -half]]) @ shape.rotation.T + shape.origin
+                    z = (m[:, 2, :] @ ends.T) + pos[link][:, 2:3] - shape.size[0]
+                else:
+                    pts = shape.sample_points()  # (P, 3)
+                    z = (m[:, 2, :] @ pts.T) + pos[link][:, 2:3]
+                low = np.minimum(low, z.min(axis=1))
+        return low

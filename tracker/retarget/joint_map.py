@@ -1,0 +1,181 @@
+"""Joint maps: which source-skeleton joints drive which character links.
+
+One YAML per skeleton convention lives in ``tracker/retarget/joint_maps/``
+(format documented in ``cmu_mb.yaml``). The convention of a clip is detected
+from its joint names; users may pass their own map file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from tracker.errors import RetargetError
+from tracker.motion.skeleton import Skeleton
+from tracker.paths import JOINT_MAP_DIR
+
+#: The character links a map must drive, in parent-before-child order.
+CANONICAL_LINKS: tuple[str, ...] = (
+    "pelvis", "abdomen", "chest", "head",
+    "left_thigh", "left_shin", "left_foot", "right_thigh", "right_shin", "right_foot",
+    "left_upper_arm", "left_forearm", "left_hand", "right_upper_arm", "right_forearm", "right_hand",
+)
+#: Default bone end: the next link down the limb.
+DISTAL: dict[str, str] = {
+    "left_thigh": "left_shin", "left_shin": "left_foot", "right_thigh": "right_shin",
+    "right_shin": "right_foot", "left_upper_arm": "left_forearm", "left_forearm": "left_hand",
+    "right_upper_arm": "right_forearm", "right_forearm": "right_hand",
+}
+_LINK_KEYS = {"joint", "start", "end"}
+_TOP_KEYS = {"name", "description", "detect", "links", "strip_prefix"}
+
+EXAMPLE_MAP = """\
+name: my_rig
+detect: [pelvis_bone, thigh_l]        # joint names that identify the rig
+strip_prefix: '^rig:'                 # optional regex removed from joint names
+links:                                # character link: source joint (+ optional bone end)
+  pelvis: {joint: pelvis_bone, end: spine_01}
+  abdomen: {joint: spine_01, end: spine_02}
+  chest: {joint: spine_02, end: neck_01}
+  head: {joint: head, end: head/end}  # X/end = X's End Site
+  left_thigh: {joint: thigh_l}
+  left_shin: {joint: calf_l}
+  left_foot: {joint: foot_l, end: ball_l}
+  left_upper_arm: {joint: upperarm_l}
+  left_forearm: {joint: lowerarm_l}
+  left_hand: {joint: hand_l, end: middle_01_l}
+  ... and the same for right_*"""
+
+
+@dataclass(frozen=True)
+class LinkSource:
+    joint: str
+    start: str
+    end: str
+
+
+@dataclass(frozen=True)
+class JointMap:
+    """A validated joint map.
+
+    Attributes:
+        name: convention name (``cmu_mb``...).
+        links: character link -> :class:`LinkSource` (source names after prefix stripping).
+        strip_prefix: regex removed from source joint names before matching.
+        detect: names that identify the convention.
+        path: the YAML file.
+    """
+
+    name: str
+    description: str
+    links: dict[str, LinkSource]
+    strip_prefix: str
+    detect: tuple[str, ...]
+    path: Path
+
+    def canonical(self, name: str) -> str:
+        return re.sub(self.strip_prefix, "", name) if self.strip_prefix else name
+
+    def resolve(self, skeleton: Skeleton) -> dict[str, int]:
+        """Source joint index per (prefix-stripped) joint name used by this map.
+
+        Raises:
+            RetargetError: naming the map and the missing joints.
+        """
+        names = {self.canonical(n): i for i, n in enumerate(skeleton.names)}
+        missing = sorted({p.split("/")[0] for s in self.links.values() for p in (s.joint, s.start, s.end)} - set(names))
+        if missing:
+            raise RetargetError(
+                f"joint map {self.path.name}: joints {', '.join(missing)} are not in the clip's skeleton"
+            )
+        return names
+
+    def matches(self, skeleton: Skeleton) -> bool:
+        names = {self.canonical(n) for n in skeleton.names}
+        return all(d in names for d in self.detect) and all(
+            p.split("/")[0] in names for s in self.links.values() for p in (s.joint, s.start, s.end)
+        )
+
+
+def load_joint_map(path: str | Path) -> JointMap:
+    """Load and validate a joint-map YAML; errors name the file and key."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise RetargetError(f"{path}: joint map not found") from None
+    except (OSError, yaml.YAMLError) as exc:
+        raise RetargetError(f"{path}: cannot read joint map ({exc})".replace("\n", " ")) from None
+    if not isinstance(data, dict):
+        raise RetargetError(f"{path}: a joint map must be a mapping with a 'links' key\n{EXAMPLE_MAP}")
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise RetargetError(f"{path}: unknown key {sorted(unknown)[0]!r} (allowed: {', '.join(sorted(_TOP_KEYS))})")
+    links = data.get("links")
+    if not isinstance(links, dict):
+        raise RetargetError(f"{path}: 'links' must map character links to source joints")
+    out: dict[str, LinkSource] = {}
+    for link, spec in links.items():
+        if link not in CANONICAL_LINKS:
+            raise RetargetError(f"{path}: links.{link}: unknown character link (valid: {', '.join(CANONICAL_LINKS)})")
+        if isinstance(spec, str):
+            spec = {"joint": spec}
+        if not isinstance(spec, dict) or "joint" not in spec:
+            raise RetargetError(f"{path}: links.{link}: expected {{joint: NAME, end: NAME}}")
+        bad = set(spec) - _LINK_KEYS
+        if bad:
+            raise RetargetError(f"{path}: links.{link}.{sorted(bad)[0]}: unknown key (allowed: joint, start, end)")
+        out[link] = LinkSource(str(spec["joint"]), str(spec.get("start", spec["joint"])), str(spec.get("end", "")))
+    missing = [l for l in CANONICAL_LINKS if l not in out]
+    if missing:
+        raise RetargetError(f"{path}: links: missing {', '.join(missing)}")
+    for link, src in out.items():
+        if not src.end:
+            if link not in DISTAL:
+                raise RetargetError(f"{path}: links.{link}.end: required (the point where the bone ends)")
+            out[link] = LinkSource(src.joint, src.start, out[DISTAL[link]].joint)
+    detect = tuple(str(d) for d in data.get("detect", []) or [])
+    return JointMap(
+        name=str(data.get("name", path.stem)),
+        description=str(data.get("description", "")),
+        links=out,
+        strip_prefix=str(data.get("strip_prefix", "") or ""),
+        detect=detect,
+        path=path,
+    )
+
+
+def builtin_maps() -> dict[str, JointMap]:
+    """The shipped maps by name."""
+    maps = [load_joint_map(p) for p in sorted(JOINT_MAP_DIR.glob("*.yaml"))]
+    return {m.name: m for m in maps}
+
+
+def select_joint_map(skeleton: Skeleton, spec: str | Path | None = None, source: str = "clip") -> JointMap:
+    """Pick the map for ``skeleton``: ``spec`` is a built-in name, a YAML path, or None to detect.
+
+    Raises:
+        RetargetError: no map fits (lists the known maps and how to write one).
+    """
+    maps = builtin_maps()
+    if spec is not None:
+        spec = str(spec)
+        if spec in maps:
+            jm = maps[spec]
+        elif spec.endswith((".yaml", ".yml")) or Path(spec).exists():
+            jm = load_joint_map(spec)
+        else:
+            raise RetargetError(f"unknown joint map {spec!r} (built-in: {', '.join(maps)}; or a YAML path)")
+        jm.resolve(skeleton)
+        return jm
+    fits = [m for m in maps.values() if m.matches(skeleton)]
+    if not fits:
+        shown = ", ".join(skeleton.names[:6]) + (" ..." if len(skeleton.names) > 6 else "")
+        raise RetargetError(
+            f"{source}: skeleton ({shown}) matches no joint map (known: {', '.join(maps)}); "
+            "write one (see tracker/retarget/joint_maps/cmu_mb.yaml) and pass --map FILE"
+        )
+    return max(fits, key=lambda m: len(m.detect))

@@ -1,0 +1,141 @@
+"""The :class:`Reference` type: a clip in the character's generalized coordinates."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tracker.character.layout import Layout
+from tracker.errors import RetargetError
+
+
+def slerp(q0: np.ndarray, q1: np.ndarray, alpha: float | np.ndarray) -> np.ndarray:
+    """Shortest-arc spherical interpolation of xyzw quaternions ``(..., 4)``."""
+    q0 = np.asarray(q0, float)
+    q1 = np.asarray(q1, float)
+    alpha = np.asarray(alpha, float)[..., None] if np.ndim(alpha) else alpha
+    dot = np.sum(q0 * q1, axis=-1, keepdims=True)
+    q1 = np.where(dot < 0, -q1, q1)
+    dot = np.abs(dot).clip(max=1.0)
+    theta = np.arccos(dot)
+    sin = np.sin(theta)
+    small = sin < 1e-8
+    w0 = np.where(small, 1 - alpha, np.sin((1 - alpha) * theta) / np.where(small, 1, sin))
+    w1 = np.where(small, alpha, np.sin(alpha * theta) / np.where(small, 1, sin))
+    out = w0 * q0 + w1 * q1
+    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+
+
+def _frozen(a) -> np.ndarray:
+    out = np.array(a, dtype=float, copy=True)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Reference:
+    """A reference trajectory for one character model.
+
+    Attributes:
+        q: generalized positions per frame ``(F, nq)`` (layout of DESIGN.md).
+        v: generalized velocities per frame ``(F, nv)``.
+        fps: frames per second; frame ``i`` is at ``i / fps``.
+        joints: ``(name, kind)`` per actuated joint, in layout order.
+        model: name of the character model it was made for.
+        source: where it came from (a BVH path...).
+        quality: the retargeting quality report (JSON-able dict).
+    """
+
+    q: np.ndarray
+    v: np.ndarray
+    fps: float
+    joints: tuple[tuple[str, str], ...]
+    model: str = "humanoid"
+    source: str = ""
+    quality: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "q", _frozen(self.q))
+        object.__setattr__(self, "v", _frozen(self.v))
+        object.__setattr__(self, "fps", float(self.fps))
+        object.__setattr__(self, "joints", tuple((str(n), str(k)) for n, k in self.joints))
+        lay = self.layout
+        if self.q.ndim != 2 or self.q.shape[1] != lay.nq or self.v.shape != (len(self.q), lay.nv):
+            raise ValueError(f"q must be (F, {lay.nq}) and v (F, {lay.nv})")
+
+    @property
+    def layout(self) -> Layout:
+        return Layout.build(self.joints)
+
+    @property
+    def n_frames(self) -> int:
+        return len(self.q)
+
+    @property
+    def duration(self) -> float:
+        return (self.n_frames - 1) / self.fps
+
+    def _interp_q(self, i: int, alpha: float) -> np.ndarray:
+        q0, q1 = self.q[i], self.q[min(i + 1, self.n_frames - 1)]
+        out = (1 - alpha) * q0 + alpha * q1
+        lay = self._lay
+        quat_idx = lay.sph_q
+        if lay.has_base:
+            quat_idx = np.vstack([np.arange(3, 7)[None], quat_idx])
+        out[quat_idx] = slerp(q0[quat_idx], q1[quat_idx], alpha)
+        return out
+
+    @property
+    def _lay(self) -> Layout:
+        lay = self.__dict__.get("_layout_cache")
+        if lay is None:
+            lay = self.layout
+            object.__setattr__(self, "_layout_cache", lay)
+        return lay
+
+    def sample(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(q, v)`` at time ``t`` s (clamped to the clip): slerp for quaternions, linear otherwise."""
+        x = min(max(t * self.fps, 0.0), self.n_frames - 1.0)
+        i = min(int(np.floor(x)), self.n_frames - 1)
+        alpha = x - i
+        j = min(i + 1, self.n_frames - 1)
+        return self._interp_q(i, alpha), (1 - alpha) * self.v[i] + alpha * self.v[j]
+
+    def resample(self, fps: float) -> "Reference":
+        """The same clip at another frame rate (duration kept, last frame clamped)."""
+        n = int(np.floor(self.duration * fps + 1e-9)) + 1
+        qs, vs = zip(*(self.sample(i / fps) for i in range(n)))
+        return Reference(np.array(qs), np.array(vs), fps, self.joints, self.model, self.source, self.quality)
+
+    # -- persistence --------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Write an ``.npz`` atomically."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez_compressed(
+            tmp, q=self.q, v=self.v, fps=self.fps,
+            joint_names=np.array([n for n, _ in self.joints]),
+            joint_kinds=np.array([k for _, k in self.joints]),
+            model=self.model, source=self.source, quality=json.dumps(self.quality),
+            kind="tracker.reference",
+        )
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Reference":
+        path = Path(path)
+        try:
+            with np.load(path, allow_pickle=False) as d:
+                if "kind" not in d or str(d["kind"]) != "tracker.reference":
+                    raise RetargetError(f"{path}: not a tracker reference file (make one with 'tracker retarget')")
+                return cls(
+                    q=d["q"], v=d["v"], fps=float(d["fps"]),
+                    joints=tuple(zip(d["joint_names"].tolist(), d["joint_kinds"].tolist())),
+                    model=str(d["model"]), source=str(d["source"]), quality=json.loads(str(d["quality"])),
+                )
+        except (OSError, ValueError, KeyError) as exc:
+            raise RetargetError(f"{path}: cannot read reference ({exc})") from None
