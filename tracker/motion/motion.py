@@ -10,6 +10,28 @@ from scipy.spatial.transform import Rotation
 from tracker.motion.skeleton import Skeleton, _frozen
 
 
+@dataclass(frozen=True)
+class SourceInfo:
+    """Where a clip came from and how it was converted to SI units, Z up.
+
+    Attributes:
+        path: the file read (or ``"<string>"``).
+        unit: length unit of the file, a key of :data:`tracker.motion.units.UNITS`.
+        scale: metres per file unit.
+        up_axis: the file's up axis, ``"Y"`` or ``"Z"``.
+        unit_detected: ``True`` if the unit was detected from the skeleton's
+            height, ``False`` if the caller gave it.
+        frame_time: the file's ``Frame Time`` in seconds, as written.
+    """
+
+    path: str
+    unit: str
+    scale: float
+    up_axis: str
+    unit_detected: bool
+    frame_time: float
+
+
 @dataclass(frozen=True, eq=False)
 class Motion:
     """A clip in SI units, Z-up, xyzw quaternions.
@@ -24,12 +46,14 @@ class Motion:
             position in the world.
         rotations: local rotation of every joint per frame relative to its
             parent, ``(F, J, 4)`` xyzw, sign-continuous over frames.
+        source: how the clip was read from a file, or ``None``.
     """
 
     skeleton: Skeleton
     fps: float
     translations: np.ndarray
     rotations: np.ndarray
+    source: SourceInfo | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fps", float(self.fps))
@@ -80,7 +104,8 @@ class Motion:
                 pos[:, j] = self.translations[:, j]
                 rots.append(local)
             else:
-                pos[:, j] = pos[:, p] + rots[p].apply(self.translations[:, j])
+                # scipy's apply() needs a writable array; ours are read-only.
+                pos[:, j] = pos[:, p] + rots[p].apply(np.array(self.translations[:, j]))
                 rots.append(rots[p] * local)
         quats = np.stack([r.as_quat() for r in rots], axis=1)
         return pos, quats
@@ -91,5 +116,5 @@ class Motion:
         pos, quats = self.global_transforms()
         out = np.empty((self.n_frames, len(sk.end_site_parents), 3))
         for e, (j, off) in enumerate(zip(sk.end_site_parents, sk.end_site_offsets)):
-            out[:, e] = pos[:, j] + Rotation.from_quat(quats[:, j]).apply(off)
+            out[:, e] = pos[:, j] + Rotation.from_quat(quats[:, j]).apply(np.array(off))
         return out
