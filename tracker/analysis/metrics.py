@@ -1,0 +1,75 @@
+"""Metrics of a run, defined once (DESIGN.md) and reused by tests, results and benchmarks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracker.character.layout import Layout
+
+EE_LINKS = ("left_hand", "right_hand", "left_foot", "right_foot", "head")
+
+
+def joint_errors(layout: Layout, q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
+    """Per-step, per-joint tracking error ``(N, J)`` rad.
+
+    Spherical joints: geodesic angle of ``q_ref⁻¹ q``; revolute: ``|Δθ|``.
+    """
+    q = np.atleast_2d(q)
+    q_ref = np.atleast_2d(q_ref)
+    out = np.zeros((len(q), len(layout.joints)))
+    for k, s in enumerate(layout.joints):
+        if s.kind == "spherical":
+            dot = np.abs(np.sum(q[:, s.q] * q_ref[:, s.q], axis=1)).clip(max=1.0)
+            out[:, k] = 2 * np.arccos(dot)
+        else:
+            out[:, k] = np.abs(q[:, s.q.start] - q_ref[:, s.q.start])
+    return out
+
+
+def position_errors(kin, q: np.ndarray, q_ref: np.ndarray, links=EE_LINKS) -> dict[str, np.ndarray]:
+    """World distance ``(N,)`` m between simulated and reference link origins, plus ``root``."""
+    pos, _ = kin.forward(q)
+    pos_r, _ = kin.forward(q_ref)
+    out = {"root": np.linalg.norm(q[:, 0:3] - q_ref[:, 0:3], axis=1)}
+    for link in links:
+        if link in pos:
+            out[link] = np.linalg.norm(pos[link] - pos_r[link], axis=1)
+    return out
+
+
+def tracking_metrics(rec, kin=None, fall_height: float = 0.5) -> dict:
+    """The metrics of a :class:`~tracker.sim.recording.Recording` as a JSON-able dict.
+
+    Keys: ``joint_error_mean_rad``, ``joint_error_max_rad``, ``joint_error_by_joint``,
+    ``root_error_mean_m``, ``ee_error_mean_m`` (with ``kin``), ``torque_saturation``
+    (fraction of actuated DOF-steps at the limit), ``effort_mean_nm`` (mean |tau|
+    over actuated DOFs), ``diverged``, ``fell`` (root below ``fall_height`` times its
+    reference height), ``steps``, ``sim_time_s``.
+    """
+    lay = rec.layout
+    n = rec.n_steps
+    out: dict = {"steps": int(n), "sim_time_s": float(n * rec.dt), "diverged": bool(rec.diverged)}
+    if n == 0:
+        out.update(joint_error_mean_rad=float("nan"), joint_error_max_rad=float("nan"),
+                   root_error_mean_m=float("nan"), fell=False)
+        return out
+    good = np.isfinite(rec.q).all(axis=1)
+    q, q_ref = rec.q[good], rec.q_ref[good]
+    err = joint_errors(lay, q, q_ref)
+    out["joint_error_mean_rad"] = float(err.mean()) if err.size else float("nan")
+    out["joint_error_max_rad"] = float(err.max()) if err.size else float("nan")
+    out["joint_error_by_joint"] = {s.name: float(err[:, k].mean()) for k, s in enumerate(lay.joints)}
+    out["root_error_mean_m"] = float(np.linalg.norm(q[:, 0:3] - q_ref[:, 0:3], axis=1).mean())
+    if kin is not None:
+        pe = position_errors(kin, q, q_ref)
+        out["ee_error_mean_m"] = float(np.mean([pe[k].mean() for k in pe if k != "root"]))
+        out["ee_error_by_link"] = {k: float(v.mean()) for k, v in pe.items() if k != "root"}
+    act = slice(6, None) if lay.has_base else slice(None)
+    tau = rec.tau[good][:, act]
+    lim = rec.tau_max[act]
+    finite = np.isfinite(lim)
+    sat = np.abs(tau[:, finite]) >= lim[finite] * (1 - 1e-6)
+    out["torque_saturation"] = float(sat.mean()) if sat.size else 0.0
+    out["effort_mean_nm"] = float(np.abs(tau).mean()) if tau.size else 0.0
+    out["fell"] = bool(np.any(q[:, 2] < fall_height * q_ref[:, 2]))
+    return out

@@ -1,0 +1,87 @@
+"""``tracker track CLIP``: track a clip with SPD (or a baseline) and print metrics."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+
+def parse_dt(text: str) -> float:
+    """A time step in seconds: ``0.0166``, ``1/60``."""
+    try:
+        value = float(Fraction(text.strip()))
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"time step {text!r} is not a number or fraction like 1/60") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"time step must be positive, got {text}")
+    return value
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "track",
+        help="track a BVH clip or saved reference with SPD/PD servos and print metrics",
+        description="Retarget a BVH clip (or load a saved reference) and track it in PyBullet.",
+    )
+    p.add_argument("clip", help="BVH file or reference .npz (from 'tracker retarget')")
+    p.add_argument("--model", default="humanoid", help="character model (default: humanoid)")
+    p.add_argument("--controller", default="spd", choices=("spd", "pd", "native"), help="servo (default: spd)")
+    p.add_argument("--dt", type=parse_dt, default=1 / 60, help="physics/control time step, e.g. 1/60 (default)")
+    p.add_argument("--root", default="anchored", choices=("anchored", "kinematic", "free"),
+                   help="root handling (default: anchored)")
+    p.add_argument("--target-velocity", default="ref", choices=("ref", "zero"),
+                   help="servo toward the reference velocity or zero (default: ref)")
+    p.add_argument("--gain-scale", type=float, default=1.0, help="multiply all joint gains (default: 1)")
+    p.add_argument("--duration", type=float, default=None, help="seconds to simulate (default: the whole clip)")
+    p.add_argument("--start", type=float, default=0.0, help="clip time to start at, s")
+    p.add_argument("--out", default=None, help="write metrics.json and recording.npz to this folder")
+    p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tracker.analysis.metrics import tracking_metrics
+    from tracker.character.model import load_model
+    from tracker.retarget import load_clip_reference
+    from tracker.sim.simulation import SimOptions, Simulation
+
+    model = load_model(args.model)
+    ref = load_clip_reference(args.clip, model=args.model)
+    opt = SimOptions(controller=args.controller, dt=args.dt, root=args.root,
+                     target_velocity=args.target_velocity, gain_scale=args.gain_scale, start=args.start)
+    sim = Simulation(model, ref, opt)
+    try:
+        rec = sim.run(args.duration, progress=args.progress and not args.json)
+    finally:
+        sim.close()
+    metrics = tracking_metrics(rec, model.kinematics())
+    wall = rec.meta["wall_s"]
+    metrics.update(wall_s=wall, realtime_factor=(rec.n_steps * rec.dt / wall) if wall > 0 else float("inf"),
+                   message=rec.message, controller=args.controller, dt=args.dt, root=args.root)
+    if args.out:
+        from tracker.experiments.results import write_json_atomic
+
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        rec.save(out / "recording.npz")
+        write_json_atomic(out / "metrics.json", metrics)
+    if args.json:
+        json.dump({k: v for k, v in metrics.items() if k not in ("joint_error_by_joint",)}, sys.stdout, indent=2)
+        print()
+    else:
+        name = Path(args.clip).name
+        print(f"{name}: {args.controller}, dt = {args.dt:.5f} s, root {args.root}, {rec.n_steps} steps "
+              f"({rec.n_steps * rec.dt:.2f} s simulated in {wall:.2f} s, {metrics['realtime_factor']:.1f}x real time)")
+        print(f"  joint error  mean {metrics['joint_error_mean_rad']:.4f} rad  max {metrics['joint_error_max_rad']:.4f} rad")
+        print(f"  root error   mean {metrics['root_error_mean_m'] * 100:.2f} cm;  end effectors "
+              f"{metrics.get('ee_error_mean_m', float('nan')) * 100:.2f} cm")
+        print(f"  torque saturation {metrics['torque_saturation'] * 100:.1f}%  effort {metrics['effort_mean_nm']:.1f} N·m")
+        if rec.diverged:
+            print(f"  DIVERGED: {rec.message}")
+        if args.out:
+            print(f"wrote {args.out}/metrics.json and recording.npz")
+    return 3 if rec.diverged else 0

@@ -1,0 +1,78 @@
+"""The PyBullet world: client, ground, gravity, time step and solver settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pybullet as p
+import pybullet_data
+
+from tracker.errors import SimulationError
+
+GRAVITY = (0.0, 0.0, -9.81)
+
+
+@dataclass(frozen=True)
+class WorldSettings:
+    """Physics settings.
+
+    Attributes:
+        dt: physics time step, s (one control update per step).
+        solver_iterations: constraint-solver iterations per step.
+        ground_friction: lateral friction of the ground plane.
+        ground_restitution: restitution of the ground plane.
+    """
+
+    dt: float = 1.0 / 60.0
+    solver_iterations: int = 50
+    ground_friction: float = 0.9
+    ground_restitution: float = 0.5
+
+
+class World:
+    """One PyBullet client with a ground plane, deterministic in DIRECT mode.
+
+    Args:
+        settings: physics settings.
+        gui: open a GUI window instead of a headless DIRECT client.
+    """
+
+    def __init__(self, settings: WorldSettings | None = None, gui: bool = False, options: str = "") -> None:
+        self.settings = settings or WorldSettings()
+        if not self.settings.dt > 0:
+            raise SimulationError(f"time step must be positive, got {self.settings.dt}")
+        self.client = p.connect(p.GUI if gui else p.DIRECT, options=options)
+        if self.client < 0:
+            raise SimulationError("cannot open a PyBullet GUI window (no display?); run headless instead")
+        c = self.client
+        p.resetSimulation(physicsClientId=c)
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=c)
+        p.setGravity(*GRAVITY, physicsClientId=c)
+        p.setPhysicsEngineParameter(
+            fixedTimeStep=self.settings.dt,
+            numSolverIterations=self.settings.solver_iterations,
+            numSubSteps=0,
+            deterministicOverlappingPairs=1,
+            physicsClientId=c,
+        )
+        self.ground = p.loadURDF("plane_implicit.urdf", useFixedBase=True, physicsClientId=c)
+        p.changeDynamics(self.ground, -1, lateralFriction=self.settings.ground_friction,
+                         restitution=self.settings.ground_restitution, physicsClientId=c)
+
+    @property
+    def dt(self) -> float:
+        return self.settings.dt
+
+    def step(self) -> None:
+        p.stepSimulation(physicsClientId=self.client)
+
+    def close(self) -> None:
+        if self.client is not None and p.isConnected(self.client):
+            p.disconnect(self.client)
+        self.client = None
+
+    def __enter__(self) -> "World":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
