@@ -29,7 +29,7 @@ UNIT_HELP: dict[str, str] = {
     "cm": "centimetres",
     "mm": "millimetres",
     "inch": "inches",
-    "asf": "CMU ASF units (1/0.45 inch = 0.056444 m)",
+    "asf": "CMU ASF units (1/0.45 inch)",
 }
 
 #: Height assumed for the unit detection: the unit that makes the skeleton
