@@ -83,10 +83,10 @@ class Kinematics:
     def __init__(self, urdf_path: str | Path, scale: float = 1.0) -> None:
         path = Path(urdf_path)
         try:
-            tree = ET.parse(path)
+            # pybullet_data's DeepMimic humanoid.urdf ends with a NUL byte; PyBullet ignores it.
+            robot = ET.fromstring(path.read_bytes().rstrip(b"\x00\r\n\t "))
         except (OSError, ET.ParseError) as exc:
             raise ModelError(f"{path}: cannot read URDF ({exc})") from None
-        robot = tree.getroot()
         self.path = path
         self.masses: dict[str, float] = {}
         self.inertial_origin: dict[str, np.ndarray] = {}
