@@ -77,7 +77,7 @@ class _Lines:
             if tokens and not tokens[0].startswith("#"):
                 self.last = self.i
                 return self.i, tokens
-        raise BVHError(self.path, max(len(self.lines), 1), f"file ends {where} (truncated?)")
+        raise BVHError(self.path, _last_line(self.lines), f"file ends {where} (truncated?)")
 
     def error(self, line: int, reason: str) -> BVHError:
         return BVHError(self.path, line, reason)
@@ -170,6 +170,11 @@ def _decode(data: bytes, name: str) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         raise BVHError(name, line, "bytes that are not UTF-8 text: not a BVH text file") from None
     return text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _last_line(lines: list[str]) -> int:
+    """1-based number of the file's last line (a final line break ends it, not a new line)."""
+    return max(len(lines) - (1 if lines and lines[-1] == "" else 0), 1)
 
 
 def _show(tokens: list[str]) -> str:
@@ -359,7 +364,7 @@ def _parse_frames(lines: list[str], header: _Header, name: str) -> np.ndarray:
     if len(rows) < n_frames and n_channels > 0:
         raise BVHError(
             name,
-            len(lines),
+            _last_line(lines),
             f"file ends after {len(rows)} of the {n_frames} frames declared on line "
             f"{header.frames_line} (truncated?)",
         )
