@@ -83,7 +83,7 @@ def format_text(info: dict[str, Any]) -> str:
     up = "Z (kept)" if info["up_axis"] == "Z" else "Y (converted to Z up, facing +Z -> +X)"
     lines = [
         info["path"],
-        f"  frames     {info['frames']} at {info['fps']:.6g} fps "
+        f"  frames     {info['frames']} at {info['fps']:.8g} fps "
         f"(frame time {info['frame_time_s']:g} s), duration {info['duration_s']:.3f} s",
         f"  unit       {info['unit']} = {UNIT_HELP[info['unit']]}, {how} "
         f"(1 unit = {info['unit_scale_m']:.6g} m)",
