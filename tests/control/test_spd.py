@@ -1,0 +1,230 @@
+"""SPD: the paper's toy example, the defining implicit equation, limits, stability."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tracker.character.layout import Layout
+from tracker.control.base import Gains, State, Target
+from tracker.control.pd import PDController
+from tracker.control.spd import SPDController
+from tracker.errors import ConfigError, SimulationError
+from tracker.sim import tan2011
+from tracker.sim.pendulum import TwoLinkPendulum
+
+from .conftest import FixedDynamics, random_q, random_spd
+
+ONE_DOF = Layout.build([("slider", "revolute")], has_base=False)
+UNIT_MASS = FixedDynamics(np.eye(1), np.zeros(1))
+
+
+def _unit_mass_run(p0, pdot0, q_bar, dt, steps, prediction, integrator):
+    """Unit mass, zero bias, kp·dt² = 1e9 (kp -> ∞), kd = kp·dt; returns (q, v) per step."""
+    ctrl = SPDController(ONE_DOF, UNIT_MASS, target_velocity="zero", prediction=prediction)
+    kp = 1e9 / dt**2
+    gains = Gains.critical_ratio(kp, dt, nv=1)
+    q, v = np.array([p0]), np.array([pdot0])
+    out = [(q[0], v[0])]
+    for _ in range(steps):
+        tau = ctrl.torques(State(q, v), Target(np.array([q_bar]), np.zeros(1)), gains, dt)
+        a = tau  # unit mass, no bias
+        if integrator == "explicit":
+            q, v = q + v * dt, v + a * dt
+        else:
+            v = v + a * dt
+            q = q + v * dt
+        out.append((q[0], v[0]))
+    return out
+
+
+@pytest.mark.parametrize("dt", [1e-3, 1.0 / 30.0, 0.5])
+def test_toy_example_reaches_the_target_in_two_explicit_euler_steps(dt):
+    # Tan et al. 2011 §3.2: from q0 = p, v0 = ṗ, with kp -> ∞ and kd = kp·dt,
+    # forward Euler gives q1 = p + dt·ṗ, v1 = (q̄ − p − dt·ṗ)/dt, q2 = q̄,
+    # whatever the time step; and it then stays there (v2 = 0).
+    p, pdot, q_bar = 0.3, -2.0, 1.0
+    traj = _unit_mass_run(p, pdot, q_bar, dt, 6, "explicit", "explicit")
+    (q1, v1), (q2, v2) = traj[1], traj[2]
+    assert q1 == pytest.approx(p + dt * pdot, abs=1e-12)
+    assert v1 == pytest.approx((q_bar - p - dt * pdot) / dt, rel=1e-6)
+    assert q2 == pytest.approx(q_bar, abs=1e-6)
+    assert abs(v2) * dt < 1e-6
+    for qn, _ in traj[3:]:
+        assert qn == pytest.approx(q_bar, abs=1e-6)
+
+
+@pytest.mark.parametrize("dt", [1e-3, 1.0 / 30.0, 0.5])
+def test_semi_implicit_prediction_halves_the_distance_each_symplectic_step(dt):
+    # With PyBullet's integrator (v' = v + a dt, q' = q + v' dt) and the Kp·dt²
+    # term, kp -> ∞ and kd = kp·dt give (M + 2 kp dt²) a = ..., hence
+    # q1 = (p + q̄)/2 regardless of ṗ and q_n = q̄ − (q̄ − p)/2^n.
+    p, pdot, q_bar = 0.3, -2.0, 1.0
+    traj = _unit_mass_run(p, pdot, q_bar, dt, 8, "semi_implicit", "semi_implicit")
+    for n, (qn, _) in enumerate(traj[1:], start=1):
+        assert qn == pytest.approx(q_bar - (q_bar - p) / 2**n, abs=1e-6)
+
+
+@pytest.mark.parametrize("prediction", ["explicit", "semi_implicit"])
+@pytest.mark.parametrize("target_velocity", ["ref", "zero"])
+def test_torque_equals_pd_law_at_the_predicted_next_state(
+    humanoid_like_layout, rng, prediction, target_velocity
+):
+    # The defining property: with a = M⁻¹(tau − c) the acceleration tau produces,
+    # tau = Kp·(q̄ ⊖ q') + Kd·(v̄ − v') where v' = v + a dt and
+    # q' = q ⊕ v dt (explicit) or ≈ (q ⊕ v dt) ⊕ a dt² (semi-implicit).
+    lay = humanoid_like_layout
+    nv, dt = lay.nv, 1.0 / 60.0
+    dyn = FixedDynamics(random_spd(nv, rng), rng.normal(size=nv) * 5.0)
+    ctrl = SPDController(lay, dyn, target_velocity=target_velocity, prediction=prediction)
+    gains = Gains(rng.uniform(100.0, 3000.0, nv), rng.uniform(1.0, 50.0, nv))
+    q, qb = random_q(lay, rng), random_q(lay, rng)
+    v, vb = rng.normal(size=nv), rng.normal(size=nv)
+    tau = ctrl.torques(State(q, v), Target(qb, vb), gains, dt)
+
+    a = np.linalg.solve(dyn.mass, tau - dyn.bias)
+    p_err = lay.difference(qb, lay.integrate(q, v, dt))
+    if prediction == "semi_implicit":
+        p_err = p_err - a * dt * dt
+    v_goal = vb if target_velocity == "ref" else np.zeros(nv)
+    expected = gains.kp * p_err + gains.kd * (v_goal - (v + a * dt))
+    np.testing.assert_allclose(tau, expected, rtol=1e-9, atol=1e-8 * np.abs(expected).max())
+
+
+def test_passive_dofs_get_no_force_but_their_inertia_couples(humanoid_like_layout, rng):
+    lay = humanoid_like_layout
+    nv, dt = lay.nv, 1.0 / 30.0
+    dyn = FixedDynamics(random_spd(nv, rng), rng.normal(size=nv))
+    passive = np.zeros(nv, dtype=bool)
+    passive[:6] = True  # a free root
+    gains = Gains(np.full(nv, 500.0), np.full(nv, 500.0 * dt))
+    q, qb, v, vb = random_q(lay, rng), random_q(lay, rng), rng.normal(size=nv), rng.normal(size=nv)
+
+    tau = SPDController(lay, dyn, passive=passive).torques(State(q, v), Target(qb, vb), gains, dt)
+    assert np.all(tau[:6] == 0.0)
+
+    # The actuated forces still satisfy the implicit law with the FULL mass matrix ...
+    a = np.linalg.solve(dyn.mass, tau - dyn.bias)
+    p_err = lay.difference(qb, lay.integrate(q, v, dt))
+    expected = gains.kp * p_err + gains.kd * (vb - v - a * dt)
+    np.testing.assert_allclose(tau[6:], expected[6:], rtol=1e-9, atol=1e-9)
+    # ... and differ from what a model without the root's inertia would give.
+    dyn_joints = FixedDynamics(dyn.mass[6:, 6:], dyn.bias[6:])
+    joints_only = Layout.build([(s.name, s.kind) for s in lay.joints], has_base=False)
+    tau_no_root = SPDController(joints_only, dyn_joints).torques(
+        State(q[7:], v[6:]), Target(qb[7:], vb[6:]), Gains(gains.kp[6:], gains.kd[6:]), dt
+    )
+    assert np.abs(tau_no_root - tau[6:]).max() > 1e-3
+
+
+def test_spd_tends_to_pd_as_dt_goes_to_zero(rng):
+    # Same state and target: SPD − PD = Kp·(prediction shift) − Kd·a·dt = O(dt).
+    pend = TwoLinkPendulum()
+    lay = pend.layout
+    q, v = np.array([0.4, -1.1]), np.array([1.5, -0.7])
+    target = Target(np.array([0.9, 0.2]), np.array([-0.3, 0.8]))
+    gains = Gains(np.array([300.0, 200.0]), np.array([10.0, 8.0]))
+    pd = PDController(lay).torques(State(q, v), target, gains, 0.0)
+    spd = SPDController(lay, pend)
+    diffs = {dt: np.abs(spd.torques(State(q, v), target, gains, dt) - pd).max() for dt in (1e-3, 1e-4, 1e-6)}
+    # Linear convergence: 10x smaller dt, 10x closer (±15%), and the slope
+    # diff/dt settles (within 2% between 100 µs and 1 µs).
+    assert 8.5 < diffs[1e-3] / diffs[1e-4] < 11.5
+    assert diffs[1e-6] / 1e-6 == pytest.approx(diffs[1e-4] / 1e-4, rel=0.02)
+    # At dt = 1 µs the two agree to 1e-4 relative.
+    assert diffs[1e-6] < 1e-4 * np.abs(pd).max()
+
+
+@pytest.mark.parametrize("controller", ["pd", "spd"])
+def test_torque_limits_are_respected_and_leave_other_dofs_alone(humanoid_like_layout, rng, controller):
+    lay = humanoid_like_layout
+    nv, dt = lay.nv, 1.0 / 60.0
+    dyn = FixedDynamics(random_spd(nv, rng), rng.normal(size=nv) * 20.0)
+    cls = SPDController if controller == "spd" else PDController
+    ctrl = cls(lay, dyn)
+    limit = np.linspace(5.0, 60.0, nv)
+    limited = Gains(np.full(nv, 2000.0), np.full(nv, 2000.0 * dt), tau_max=limit)
+    free = Gains(limited.kp, limited.kd)
+    saturated = 0
+    for _ in range(20):
+        state = State(random_q(lay, rng), rng.normal(size=nv) * 3.0)
+        target = Target(random_q(lay, rng), rng.normal(size=nv))
+        tau = ctrl.torques(state, target, limited, dt)
+        tau_free = ctrl.torques(state, target, free, dt)
+        assert np.all(np.abs(tau) <= limit)
+        inside = np.abs(tau_free) <= limit
+        np.testing.assert_array_equal(tau[inside], tau_free[inside])
+        np.testing.assert_array_equal(tau[~inside], np.sign(tau_free[~inside]) * limit[~inside])
+        saturated += int((~inside).sum())
+    assert saturated > 20  # the limits did bite
+
+
+def test_zero_target_velocity_ignores_the_reference_velocity(humanoid_like_layout, rng):
+    lay = humanoid_like_layout
+    nv = lay.nv
+    dyn = FixedDynamics(random_spd(nv, rng), np.zeros(nv))
+    ctrl = SPDController(lay, dyn, target_velocity="zero")
+    gains = Gains(np.full(nv, 100.0), np.full(nv, 5.0))
+    state = State(random_q(lay, rng), rng.normal(size=nv))
+    qb = random_q(lay, rng)
+    t1 = ctrl.torques(state, Target(qb, rng.normal(size=nv)), gains, 0.01)
+    t2 = ctrl.torques(state, Target(qb, np.zeros(nv)), gains, 0.01)
+    np.testing.assert_array_equal(t1, t2)
+
+
+def test_inputs_are_not_modified(humanoid_like_layout, rng):
+    lay = humanoid_like_layout
+    nv = lay.nv
+    dyn = FixedDynamics(random_spd(nv, rng), rng.normal(size=nv))
+    arrays = [random_q(lay, rng), rng.normal(size=nv), random_q(lay, rng), rng.normal(size=nv)]
+    copies = [a.copy() for a in arrays]
+    for a in arrays:
+        a.setflags(write=False)
+    gains = Gains(np.full(nv, 300.0), np.full(nv, 5.0), tau_max=np.full(nv, 1.0))
+    for prediction in ("explicit", "semi_implicit"):
+        SPDController(lay, dyn, prediction=prediction).torques(
+            State(arrays[0], arrays[1]), Target(arrays[2], arrays[3]), gains, 0.02
+        )
+    for a, c in zip(arrays, copies):
+        np.testing.assert_array_equal(a, c)
+
+
+def test_bad_options_and_an_indefinite_mass_matrix_raise_project_errors():
+    with pytest.raises(ConfigError, match="prediction 'implicit' is not one of: explicit, semi_implicit"):
+        SPDController(ONE_DOF, UNIT_MASS, prediction="implicit")
+    with pytest.raises(ConfigError, match="target_velocity 'reference' is not one of: ref, zero"):
+        SPDController(ONE_DOF, UNIT_MASS, target_velocity="reference")
+    broken = FixedDynamics(-np.eye(1), np.zeros(1))
+    with pytest.raises(SimulationError, match="not positive definite"):
+        SPDController(ONE_DOF, broken).torques(
+            State(np.zeros(1), np.zeros(1)), Target(np.ones(1), np.zeros(1)), Gains([1.0], [0.0]), 0.01
+        )
+
+
+# -- stability on the two-link pendulum ---------------------------------------------
+
+BASE_KP = 300.0  # the paper's medium gain, at which plain PD still works at 1/60 s
+HUGE = BASE_KP * 1e4  # the gains scaled by 10,000
+
+
+@pytest.mark.parametrize(
+    "integrator, prediction",
+    [("explicit", "explicit"), ("semi_implicit", "semi_implicit"), ("explicit", "semi_implicit")],
+)
+def test_spd_with_gains_times_10000_is_stable_at_30_hz(integrator, prediction):
+    for formulation in ("SPD", "SPD with ref. velocity"):
+        res = tan2011.track(
+            formulation, HUGE, 1.0 / 30.0, integrator=integrator, prediction=prediction
+        )
+        assert not res.diverged
+        # It tracks: within 1.5 steps of lag of a reference moving at <= 1 rad/s.
+        assert res.e_inf.max() < 1.5 / 30.0
+
+
+def test_pd_and_mismatched_spd_diverge_with_those_gains():
+    assert tan2011.track("PD", HUGE, 1.0 / 30.0).diverged
+    # The paper's explicit prediction under PyBullet's symplectic Euler: unstable at
+    # kd = kp·dt (1-DOF analysis: it needs kp·dt²/m < 4), hence the semi-implicit variant.
+    assert tan2011.track(
+        "SPD", HUGE, 1.0 / 30.0, integrator="semi_implicit", prediction="explicit"
+    ).diverged
