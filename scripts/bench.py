@@ -1,0 +1,145 @@
+"""Benchmarks of the project, each measured side by side with a baseline in the same run.
+
+Every section is one function registered with ``@section(name)``; it times its
+cases (best of ``--repeat`` runs, after one warm-up) and returns rows that are
+printed as a table with the ratios. Wall-clock numbers are never asserted in
+tests; this script is where they are read.
+
+Usage::
+
+    python scripts/bench.py                 # all sections
+    python scripts/bench.py --only bvh      # one section
+    python scripts/bench.py --repeat 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+MOCAP_DIR = REPO / ".." / "shared" / "mocap"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One printed line: a timing (``seconds``) or a ratio (``ratio``)."""
+
+    case: str
+    seconds: float | None = None
+    ratio: float | None = None
+    note: str = ""
+
+
+Section = Callable[[argparse.Namespace], list[Row]]
+SECTIONS: dict[str, Section] = {}
+
+
+def section(name: str) -> Callable[[Section], Section]:
+    """Register a benchmark section under ``name`` (unique)."""
+
+    def register(fn: Section) -> Section:
+        if name in SECTIONS:
+            raise ValueError(f"section {name!r} registered twice")
+        SECTIONS[name] = fn
+        return fn
+
+    return register
+
+
+def best_time(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """Best wall-clock time of ``repeat`` calls after one warm-up call, and the last result."""
+    result = fn()
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+# --- sections --------------------------------------------------------------------------------------
+
+
+@section("bvh")
+def bench_bvh(args: argparse.Namespace) -> list[Row]:
+    """Load cmu_10_01_soccer_kick.bvh: our reader vs bvhio.readAsHierarchy + per-frame poses."""
+    import bvhio
+
+    from tracker.motion.bvh import read_bvh
+    from tracker.motion.units import axis_matrix
+
+    path = MOCAP_DIR / "cmu_10_01_soccer_kick.bvh"
+
+    def ours_load():
+        return read_bvh(path)
+
+    def ours_positions():
+        return read_bvh(path).global_transforms()[0]
+
+    def bvhio_positions():
+        root = bvhio.readAsHierarchy(str(path))
+        joints = [joint for joint, _, _ in root.layout()]
+        n_frames = root.getKeyframeRange()[1] + 1
+        out = np.empty((n_frames, len(joints), 3))
+        for f in range(n_frames):
+            root.loadPose(f, recursive=True)
+            out[f] = [tuple(j.PositionWorld) for j in joints]
+        return out
+
+    t_load, motion = best_time(ours_load, args.repeat)
+    t_fk, ours = best_time(ours_positions, args.repeat)
+    t_bvhio, ref = best_time(bvhio_positions, max(1, min(args.repeat, 3)))
+    # Same work, same answer: bvhio's float32 positions, converted to our units and axes.
+    ref = ref @ axis_matrix(motion.source.up_axis).T * motion.source.scale
+    agree = float(np.abs(ours - ref).max())
+    frames = f"{motion.n_frames} frames x {motion.skeleton.n_joints} joints"
+    return [
+        Row("ours: read_bvh (load to Motion)", t_load, note=frames),
+        Row("ours: read_bvh + FK world positions", t_fk),
+        Row("bvhio: readAsHierarchy + per-frame loadPose/PositionWorld", t_bvhio,
+            note=f"max |ours - bvhio| = {agree:.1e} m (bvhio is float32)"),
+        Row("speed-up, load: bvhio / ours", ratio=t_bvhio / t_load, note="issue 2 asks >= 10x"),
+        Row("speed-up, load + positions: bvhio / ours", ratio=t_bvhio / t_fk),
+    ]
+
+
+# --- driver ----------------------------------------------------------------------------------------
+
+
+def _print(name: str, rows: list[Row]) -> None:
+    width = max(len(r.case) for r in rows)
+    print(f"[{name}] {SECTIONS[name].__doc__.strip().splitlines()[0]}")
+    for r in rows:
+        value = f"{r.seconds * 1e3:10.1f} ms" if r.seconds is not None else f"{r.ratio:10.1f} x "
+        note = f"   {r.note}" if r.note else ""
+        print(f"  {r.case:<{width}}  {value}{note}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=sorted(SECTIONS), help="run just this section")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per case (best is kept)")
+    args = parser.parse_args(argv)
+    import bvhio  # noqa: F401  (import cost is not part of any timing)
+    import scipy
+
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+        f"{platform.machine()}; best of {args.repeat} after a warm-up"
+    )
+    for name in [args.only] if args.only else list(SECTIONS):
+        _print(name, SECTIONS[name](args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
