@@ -56,9 +56,10 @@ def run(args: argparse.Namespace) -> int:
     print("  weakest bones          " + ", ".join(f"{k} {v['cos_min']:.3f}" for k, v in worst))
     print(f"  end-effector error     mean {report['ee_error_mean_m'] * 100:.1f} cm  ("
           + ", ".join(f"{k} {v * 100:.1f}" for k, v in report["ee_error"].items()) + ")")
-    print(f"  foot penetration max   {report['foot_penetration_max_m'] * 1000:.1f} mm")
-    print(f"  foot skating           {report['foot_skating_mps']:.3f} m/s mean horizontal speed in contact")
-    print(f"  frames clamped         {report['clamped_frames']} (joint limits)")
+    print(f"  foot penetration max   {max(report['foot_penetration_max_m'], 0.0) * 1000:.1f} mm")
+    print(f"  foot skating           {report['foot_skating_mps']:.3f} m/s (median horizontal speed of a foot on the ground)")
+    by_joint = ", ".join(f"{k} {v}" for k, v in sorted(report.get("clamped_by_joint", {}).items(), key=lambda kv: -kv[1]))
+    print(f"  frames clamped         {report['clamped_frames']} (joint limits{': ' + by_joint if by_joint else ''})")
     if report.get("dropped_frames"):
         print(f"  dropped                {report['dropped_frames']} added T-pose frame at the start")
     if args.out:

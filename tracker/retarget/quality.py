@@ -7,7 +7,7 @@ import numpy as np
 from tracker.retarget.joint_map import CANONICAL_LINKS
 
 EE_LINKS = ("left_hand", "right_hand", "left_foot", "right_foot", "head")
-CONTACT_HEIGHT = 0.02  # m: a foot this close to the ground counts as in contact
+CONTACT_HEIGHT = 0.01  # m: a foot whose lowest point is this close to the ground is in contact
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -20,7 +20,7 @@ def quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps
     Keys: ``frames``, ``fps``, ``bone_cos_mean``, ``bone_cos_min``, ``bones``
     (per link: ``cos_mean``, ``cos_min``), ``ee_error_mean_m``, ``ee_error``
     (per end effector, mean m), ``foot_penetration_max_m``,
-    ``foot_skating_mps`` (mean horizontal foot speed in contact), ``clamped_frames``.
+    ``foot_skating_mps`` (median horizontal speed of a foot's lowest point while within 1 cm of the ground), ``clamped_frames``.
     """
     pos, rot = kin.forward(q)
     bones = {}
@@ -52,11 +52,12 @@ def quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps
     penetration = max(float(-min(l.min() for l in low.values())), 0.0)
     speeds = []
     for f, lo in low.items():
-        vel = np.gradient(pos[f][:, :2], axis=0) * fps
+        # horizontal speed of the foot's lowest collision point (the part that touches the ground)
+        vel = np.gradient(_lowest_xy(kin, q, f), axis=0) * fps
         contact = lo < CONTACT_HEIGHT
         if contact.any():
             speeds.append(np.linalg.norm(vel[contact], axis=1))
-    skating = float(np.concatenate(speeds).mean()) if speeds else 0.0
+    skating = float(np.median(np.concatenate(speeds))) if speeds else 0.0
     return {
         "frames": int(len(q)),
         "fps": float(fps),
@@ -69,6 +70,15 @@ def quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps
         "foot_skating_mps": skating,
         "clamped_frames": int(np.count_nonzero(clamped)),
     }
+
+
+def _lowest_xy(kin, q: np.ndarray, link: str) -> np.ndarray:
+    """Horizontal position ``(F, 2)`` of the lowest sample point of ``link``'s collision shapes."""
+    pos, rot = kin.forward(q)
+    pts = np.vstack([s.sample_points() for s in kin.shapes[link]])  # (P, 3)
+    world = np.einsum("fij,pj->fpi", rot[link].as_matrix(), pts) + pos[link][:, None, :]
+    k = np.argmin(world[:, :, 2], axis=1)
+    return world[np.arange(len(q)), k, :2]
 
 
 def _distal(link: str) -> str:

@@ -89,18 +89,27 @@ class SourcePoints:
         return self.pos[:, j] + self.rot[j].apply(off)
 
 
-def _drop_added_tpose(motion: Motion) -> tuple[Motion, int]:
-    """Remove frame 0 when it is an added pose that the clip jumps away from."""
-    if motion.n_frames < 3:
+def _drop_added_tpose(motion: Motion, max_blend: int = 12) -> tuple[Motion, int]:
+    """Remove an added first pose (cgspeed's T-pose frame 0) and the blend out of it.
+
+    Frame 0 counts as added when the clip jumps away from it much faster than
+    it moves anywhere else (more than 4x the 90th percentile of per-frame joint
+    rotation); the frames that follow are dropped too while that stays true
+    (the Daz conversions blend out of the T-pose over frames 1-7).
+    """
+    f = motion.n_frames
+    if f < 8:
         return motion, 0
     r = motion.rotations
-    jump01 = np.abs(np.sum(r[0] * r[1], axis=-1)).clip(max=1)
-    jump12 = np.abs(np.sum(r[1] * r[2], axis=-1)).clip(max=1)
-    a01 = np.max(2 * np.arccos(jump01))
-    a12 = np.max(2 * np.arccos(jump12))
-    if a01 > 0.5 and a01 > 10 * max(a12, 1e-3):
-        return Motion(motion.skeleton, motion.fps, motion.translations[1:], motion.rotations[1:]), 1
-    return motion, 0
+    step = 2 * np.arccos(np.abs(np.sum(r[1:] * r[:-1], axis=-1)).clip(max=1)).max(axis=1)  # (F-1,)
+    typical = max(float(np.percentile(step, 90)), 1e-3)
+    if step[0] < max(4 * typical, 0.3):
+        return motion, 0
+    drop = 1
+    while drop < min(max_blend, f - 3) and step[drop] > 2 * typical:
+        drop += 1
+    return Motion(motion.skeleton, motion.fps, motion.translations[drop:], motion.rotations[drop:],
+                  source=motion.source), drop
 
 
 class CharacterGeometry:
@@ -271,7 +280,9 @@ def retarget(
     q = _put_on_ground(kin, q)
     fps = motion.fps
     v = differentiate(kin.layout, q, fps, opt.smooth_sigma)
+    clamped, clamped_by_joint = clamped
     report = quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps)
+    report["clamped_by_joint"] = clamped_by_joint
     report.update({"convention": jmap.name, "scale": float(scale), "dropped_frames": int(dropped),
                    "heading_rad": float(yaw0), "ik_feet": opt.ik_feet, "ik_hands": opt.ik_hands})
     ref = Reference(q, v, fps, tuple((j.name, j.kind) for j in kin.layout.joints), model_name, source, report)
@@ -289,6 +300,7 @@ def _compose_q(kin, rots, pelvis_pos, spherical_limits):
     q[:, 0:3] = pelvis_pos + base.apply(kin.inertial_origin[kin.root])
     q[:, 3:7] = base.as_quat()
     clamped = np.zeros(f, dtype=bool)
+    by_joint: dict[str, int] = {}
     world = dict(rots)
     for j in kin.joints:
         if j.kind == "fixed":
@@ -299,7 +311,10 @@ def _compose_q(kin, rots, pelvis_pos, spherical_limits):
         if j.kind == "revolute":
             ang = _swing_twist_angle(local, j.axis)
             lo, hi = j.lower, j.upper
-            clamped |= (ang < lo - 1e-9) | (ang > hi + 1e-9)
+            out = (ang < lo - 1e-9) | (ang > hi + 1e-9)
+            clamped |= out
+            if out.any():
+                by_joint[j.name] = int(out.sum())
             ang = ang.clip(lo, hi)
             q[:, sl] = ang[:, None]
             world[j.child] = parent * Rotation.from_rotvec(ang[:, None] * j.axis)
@@ -309,12 +324,14 @@ def _compose_q(kin, rots, pelvis_pos, spherical_limits):
                 lo, hi = spherical_limits[j.name]
                 out = ((rv < lo - 1e-9) | (rv > hi + 1e-9)).any(axis=1)
                 clamped |= out
+                if out.any():
+                    by_joint[j.name] = int(out.sum())
                 rv = rv.clip(lo, hi)
                 local = Rotation.from_rotvec(rv)
             q[:, sl] = local.as_quat()
             world[j.child] = parent * local
     _make_quats_continuous(q, lay)
-    return q, clamped
+    return q, (clamped, by_joint)
 
 
 def _make_quats_continuous(q: np.ndarray, lay) -> None:
