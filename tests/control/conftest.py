@@ -51,6 +51,11 @@ def rng() -> np.random.Generator:
 def humanoid_like_layout() -> Layout:
     """A free base, two spherical joints and two hinges (nq 7+8+2, nv 6+6+2)."""
     return Layout.build(
-        [("chest", "spherical"), ("knee", "revolute"), ("shoulder", "spherical"), ("elbow", "revolute")],
+        [
+            ("chest", "spherical"),
+            ("knee", "revolute"),
+            ("shoulder", "spherical"),
+            ("elbow", "revolute"),
+        ],
         has_base=True,
     )

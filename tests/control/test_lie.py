@@ -11,7 +11,9 @@ from .conftest import random_q
 
 def _same_configuration(layout, a, b, atol):
     """Equal up to the sign of each quaternion."""
-    np.testing.assert_allclose(np.delete(a, _quat_index(layout)), np.delete(b, _quat_index(layout)), atol=atol)
+    np.testing.assert_allclose(
+        np.delete(a, _quat_index(layout)), np.delete(b, _quat_index(layout)), atol=atol
+    )
     for rows in _quats(layout):
         qa, qb = a[rows], b[rows]
         assert min(np.abs(qa - qb).max(), np.abs(qa + qb).max()) < atol
@@ -43,7 +45,9 @@ def test_difference_of_integrate_returns_the_displacement(humanoid_like_layout, 
         np.testing.assert_allclose(lay.difference(lay.integrate(q, v, dt), q), v * dt, atol=1e-9)
 
 
-def test_difference_ignores_the_quaternion_sign_and_is_zero_at_the_same_pose(humanoid_like_layout, rng):
+def test_difference_ignores_the_quaternion_sign_and_is_zero_at_the_same_pose(
+    humanoid_like_layout, rng
+):
     lay = humanoid_like_layout
     q = random_q(lay, rng)
     qt = q.copy()

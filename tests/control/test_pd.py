@@ -12,7 +12,9 @@ from tracker.control.pd import PDController
 from .conftest import random_q
 
 
-def test_pd_is_kp_times_rotation_vector_error_plus_kd_times_velocity_error(humanoid_like_layout, rng):
+def test_pd_is_kp_times_rotation_vector_error_plus_kd_times_velocity_error(
+    humanoid_like_layout, rng
+):
     lay = humanoid_like_layout
     nv = lay.nv
     gains = Gains(rng.uniform(10.0, 100.0, nv), rng.uniform(1.0, 5.0, nv))
@@ -37,7 +39,9 @@ def test_pd_error_for_a_known_spherical_offset():
     lay = Layout.build([("hip", "spherical")], has_base=False)
     q = Rotation.from_euler("z", 0.3).as_quat()
     qb = Rotation.from_euler("z", 0.3 + 0.5).as_quat()
-    tau = PDController(lay).torques(State(q, np.zeros(3)), Target(qb, np.zeros(3)), Gains([100.0] * 3, [0.0] * 3), 0.01)
+    tau = PDController(lay).torques(
+        State(q, np.zeros(3)), Target(qb, np.zeros(3)), Gains([100.0] * 3, [0.0] * 3), 0.01
+    )
     np.testing.assert_allclose(tau, [0.0, 0.0, 50.0], atol=1e-12)
 
 

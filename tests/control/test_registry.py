@@ -34,6 +34,9 @@ def test_a_name_cannot_be_taken_twice():
     class Other:
         pass
 
-    with pytest.raises(ValueError, match="controller 'spd' is already registered by tracker.control.spd.SPDController"):
+    with pytest.raises(
+        ValueError,
+        match="controller 'spd' is already registered by tracker.control.spd.SPDController",
+    ):
         registry.register("spd")(Other)
     assert registry.get("spd") is SPDController

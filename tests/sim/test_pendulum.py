@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tracker.control.base import Dynamics
-from tracker.sim.pendulum import PendulumParams, TwoLinkPendulum
+from tracker.sim.pendulum import PendulumParams, TwoLinkPendulum, pendulum_urdf
 
 RODS = PendulumParams.uniform_rods(m1=0.7, m2=0.3, l1=1.1, l2=0.8)
 STATES = [
@@ -41,12 +41,19 @@ def test_bias_forces_follow_from_the_lagrangian(params):
             e[k] = h
             dM[k] = (pend.mass_matrix(q + e) - pend.mass_matrix(q - e)) / (2 * h)
             dV[k] = (potential(q + e) - potential(q - e)) / (2 * h)
-        c = np.array(
-            [
-                sum(dM[k][i, j] * v[j] * v[k] - 0.5 * dM[i][j, k] * v[j] * v[k] for j in range(2) for k in range(2))
-                for i in range(2)
-            ]
-        ) + dV
+        c = (
+            np.array(
+                [
+                    sum(
+                        dM[k][i, j] * v[j] * v[k] - 0.5 * dM[i][j, k] * v[j] * v[k]
+                        for j in range(2)
+                        for k in range(2)
+                    )
+                    for i in range(2)
+                ]
+            )
+            + dV
+        )
         np.testing.assert_allclose(pend.bias_forces(q, v), c, rtol=1e-7, atol=1e-7)
         m = pend.mass_matrix(q)
         np.testing.assert_allclose(m, m.T, atol=0)
@@ -92,38 +99,30 @@ def test_step_does_not_modify_its_inputs_and_rejects_unknown_integrators():
 # -- cross-check against PyBullet's Featherstone implementation ----------------------
 
 
-def _rod(name: str, mass: float, lc: float, inertia: float) -> str:
-    return (
-        f'<link name="{name}"><inertial><origin xyz="0 0 {-lc}"/><mass value="{mass}"/>'
-        f'<inertia ixx="{inertia}" iyy="{inertia}" izz="1e-6" ixy="0" ixz="0" iyz="0"/>'
-        "</inertial></link>"
-    )
-
-
 @pytest.fixture(scope="module")
 def bullet_pendulum(tmp_path_factory):
     p = pytest.importorskip("pybullet")
-    P = RODS
-    urdf = (
-        '<robot name="pendulum"><link name="base"><inertial><mass value="0"/>'
-        '<inertia ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"/></inertial></link>'
-        + _rod("link1", P.m1, P.lc1, P.inertia1)
-        + _rod("link2", P.m2, P.lc2, P.inertia2)
-        + '<joint name="hinge1" type="continuous"><parent link="base"/><child link="link1"/>'
-        '<axis xyz="0 1 0"/></joint>'
-        '<joint name="hinge2" type="continuous"><parent link="link1"/><child link="link2"/>'
-        f'<origin xyz="0 0 {-P.l1}"/><axis xyz="0 1 0"/></joint></robot>'
-    )
+    urdf = pendulum_urdf(RODS)
     path = tmp_path_factory.mktemp("pendulum") / "pendulum.urdf"
     path.write_text(urdf)
     cid = p.connect(p.DIRECT)
-    p.setGravity(0, 0, -P.g, physicsClientId=cid)
-    body = p.loadURDF(str(path), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=cid)
+    p.setGravity(0, 0, -RODS.g, physicsClientId=cid)
+    body = p.loadURDF(
+        str(path), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=cid
+    )
     for j in range(2):
         p.changeDynamics(
-            body, j, linearDamping=0, angularDamping=0, jointDamping=0, maxJointVelocity=1e3, physicsClientId=cid
+            body,
+            j,
+            linearDamping=0,
+            angularDamping=0,
+            jointDamping=0,
+            maxJointVelocity=1e3,
+            physicsClientId=cid,
         )
-    p.setJointMotorControlArray(body, [0, 1], p.VELOCITY_CONTROL, forces=[0, 0], physicsClientId=cid)
+    p.setJointMotorControlArray(
+        body, [0, 1], p.VELOCITY_CONTROL, forces=[0, 0], physicsClientId=cid
+    )
     yield p, cid, body
     p.disconnect(cid)
 
@@ -133,7 +132,11 @@ def test_mass_matrix_and_bias_forces_match_pybullet(bullet_pendulum):
     pend = TwoLinkPendulum(RODS)
     for q, v in STATES:
         m_pb = np.array(p.calculateMassMatrix(body, q.tolist(), physicsClientId=cid))
-        c_pb = np.array(p.calculateInverseDynamics(body, q.tolist(), v.tolist(), [0.0, 0.0], physicsClientId=cid))
+        c_pb = np.array(
+            p.calculateInverseDynamics(
+                body, q.tolist(), v.tolist(), [0.0, 0.0], physicsClientId=cid
+            )
+        )
         np.testing.assert_allclose(pend.mass_matrix(q), m_pb, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(pend.bias_forces(q, v), c_pb, rtol=1e-12, atol=1e-12)
 
@@ -143,7 +146,7 @@ def test_semi_implicit_step_is_pybullets_integrator(bullet_pendulum):
     pend = TwoLinkPendulum(RODS)
     dt = 1.0 / 60.0
     p.setPhysicsEngineParameter(fixedTimeStep=dt, numSubSteps=0, physicsClientId=cid)
-    for (q, v), tau in zip(STATES, ([3.0, -1.0], [0.0, 0.0], [-20.0, 5.0])):
+    for (q, v), tau in zip(STATES, ([3.0, -1.0], [0.0, 0.0], [-20.0, 5.0]), strict=True):
         for j in range(2):
             p.resetJointState(body, j, q[j], v[j], physicsClientId=cid)
         p.setJointMotorControlArray(body, [0, 1], p.TORQUE_CONTROL, forces=tau, physicsClientId=cid)

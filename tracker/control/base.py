@@ -61,7 +61,7 @@ class Controller(Protocol):
 
     name: str
 
-    def torques(self, state: State, target: Target, gains: "Gains", dt: float) -> np.ndarray:
+    def torques(self, state: State, target: Target, gains: Gains, dt: float) -> np.ndarray:
         """Generalized forces ``(nv,)`` for the step ``t_n -> t_n + dt``."""
         ...
 
@@ -124,7 +124,7 @@ class Gains:
         nv: int | None = None,
         ratio: float = 1.0,
         tau_max: np.ndarray | float | None = None,
-    ) -> "Gains":
+    ) -> Gains:
         """Gains with ``kd = ratio · kp · dt`` (Tan et al. 2011 use ``ratio = 1``).
 
         Args:
@@ -141,7 +141,7 @@ class Gains:
             kp_v = np.full(nv, float(kp_v))
         return cls(kp_v, ratio * kp_v * dt, tau_max)
 
-    def scaled(self, s: float) -> "Gains":
+    def scaled(self, s: float) -> Gains:
         """Both ``kp`` and ``kd`` multiplied by ``s`` (limits unchanged)."""
         return Gains(self.kp * s, self.kd * s, self.tau_max)
 
@@ -170,7 +170,5 @@ def actuation_mask(nv: int, passive: np.ndarray | None) -> np.ndarray:
 def check_target_velocity(mode: str) -> str:
     """Validate a ``target_velocity`` option (``"ref"`` or ``"zero"``)."""
     if mode not in TARGET_VELOCITIES:
-        raise ConfigError(
-            f"target_velocity {mode!r} is not one of: {', '.join(TARGET_VELOCITIES)}"
-        )
+        raise ConfigError(f"target_velocity {mode!r} is not one of: {', '.join(TARGET_VELOCITIES)}")
     return mode

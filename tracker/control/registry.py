@@ -15,7 +15,8 @@ Example::
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from tracker.errors import ConfigError
 

@@ -18,6 +18,13 @@ With state ``(q, v)``, target ``(q̄, v̄)`` at ``t_{n+1}``, diagonal ``Kp``,
     (M + Kd·dt + Kp·dt²) a = Kp·p_err + Kd·(v̄ − v) − c
     tau = Kp·(p_err − a·dt²) + Kd·(v̄ − v − a·dt)
 
+Why the default is ``semi_implicit``: under symplectic Euler the explicit
+prediction with ``kd = kp·dt`` is only stable while ``kp·dt²/m < 4`` (1-DOF
+analysis; on the two-link pendulum it diverges from ``kp = 3000`` at 1/60 s),
+whereas the semi-implicit one is implicit Euler on the servo spring and stays
+stable at any gain (``scripts/reproduce_tan2011.py``, "SPD prediction vs
+integrator"). Under explicit Euler both are stable.
+
 Both are then clipped to the torque limits. Passive DOFs (e.g. a free root)
 get ``Kp = Kd = 0`` and hence zero force, but their inertia still takes part
 in the solve. ``M + diag(Kd·dt [+ Kp·dt²])`` is symmetric positive definite,
@@ -58,8 +65,9 @@ class SPDController:
         dynamics: any object with ``mass_matrix(q)`` and ``bias_forces(q, v)``
             in the layout's ``v`` order (:class:`tracker.control.base.Dynamics`).
         target_velocity: ``"ref"`` (paper's eq. 5) or ``"zero"`` (eq. 2).
-        prediction: ``"explicit"`` (paper) or ``"semi_implicit"`` (adds the
-            ``Kp·dt²`` term; matches PyBullet's integrator).
+        prediction: ``"semi_implicit"`` (default; adds the ``Kp·dt²`` term and
+            matches PyBullet's integrator) or ``"explicit"`` (the paper's, for
+            explicit Euler).
         passive: DOFs that get no servo force (bool ``(nv,)`` mask or indices).
     """
 
@@ -71,7 +79,7 @@ class SPDController:
         dynamics: Dynamics,
         *,
         target_velocity: TargetVelocity = "ref",
-        prediction: Prediction = "explicit",
+        prediction: Prediction = "semi_implicit",
         passive: np.ndarray | None = None,
     ) -> None:
         if prediction not in PREDICTIONS:

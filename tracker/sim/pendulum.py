@@ -55,16 +55,47 @@ class PendulumParams:
     @classmethod
     def uniform_rods(
         cls, m1: float, m2: float, l1: float, l2: float, g: float = 9.81
-    ) -> "PendulumParams":
+    ) -> PendulumParams:
         """Two uniform thin rods: ``lc = l/2``, ``I = m l² / 12``."""
         return cls(m1, m2, l1, l2, l1 / 2, l2 / 2, m1 * l1**2 / 12, m2 * l2**2 / 12, g)
 
     @classmethod
     def point_masses(
         cls, m1: float, m2: float, l1: float, l2: float, g: float = 9.81
-    ) -> "PendulumParams":
+    ) -> PendulumParams:
         """Massless rods with point masses at their tips: ``lc = l``, ``I = 0``."""
         return cls(m1, m2, l1, l2, l1, l2, 0.0, 0.0, g)
+
+
+def pendulum_urdf(params: PendulumParams) -> str:
+    """URDF text of the same pendulum for PyBullet (load it with a fixed base and
+    ``URDF_USE_INERTIA_FROM_FILE``).
+
+    Links hang along −z from hinges about +y, so ``q = 0`` is straight down and
+    PyBullet's joint angles, velocities and torques equal ours.
+    """
+
+    def link(name: str, mass: float, lc: float, inertia: float) -> str:
+        # Only the inertia about the hinge axis (y) matters; keep the others tiny but valid.
+        iyy = max(inertia, 1e-9)
+        return (
+            f'<link name="{name}"><inertial><origin xyz="0 0 {-lc!r}"/><mass value="{mass!r}"/>'
+            f'<inertia ixx="{iyy!r}" iyy="{iyy!r}" izz="1e-9" ixy="0" ixz="0" iyz="0"/>'
+            "</inertial></link>"
+        )
+
+    p = params
+    return (
+        '<?xml version="1.0"?>\n<robot name="two_link_pendulum">'
+        '<link name="base"><inertial><mass value="0"/>'
+        '<inertia ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+        + link("link1", p.m1, p.lc1, p.inertia1)
+        + link("link2", p.m2, p.lc2, p.inertia2)
+        + '<joint name="hinge1" type="continuous"><parent link="base"/><child link="link1"/>'
+        '<axis xyz="0 1 0"/></joint>'
+        '<joint name="hinge2" type="continuous"><parent link="link1"/><child link="link2"/>'
+        f'<origin xyz="0 0 {-p.l1!r}"/><axis xyz="0 1 0"/></joint></robot>\n'
+    )
 
 
 class TwoLinkPendulum:

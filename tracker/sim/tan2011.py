@@ -29,8 +29,8 @@ lowest-gain row ``kp = 30`` only; every other cell is a prediction.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 
@@ -125,9 +125,7 @@ class TrackingResult:
         return (float(ei[0]), float(e2[0]), float(ei[1]), float(e2[1]))
 
 
-def make_controller(
-    pendulum: TwoLinkPendulum, formulation: str, prediction: str = "explicit"
-):
+def make_controller(pendulum: TwoLinkPendulum, formulation: str, prediction: str = "explicit"):
     """The registered controller for one of :data:`FORMULATIONS`."""
     name, target_velocity = FORMULATIONS[formulation]
     options = {"prediction": prediction} if name == "spd" else {}
@@ -231,7 +229,7 @@ def agreement(
             continue
         total += len(paper)
         if got is not None:
-            matched += sum(abs(g - p) <= rtol * p for g, p in zip(got, paper))
+            matched += sum(abs(g - p) <= rtol * p for g, p in zip(got, paper, strict=True))
     return Agreement(matched, total, na_agree, rtol)
 
 
@@ -310,9 +308,11 @@ def fit_masses(
             paper = PAPER_TABLES[(f, kp)]
             if got is None:
                 return 1e3
-            total += sum(math.log(g / p) ** 2 for g, p in zip(got, paper))
+            total += sum(math.log(g / p) ** 2 for g, p in zip(got, paper, strict=True))
         return total
 
-    res = minimize(cost, np.log(start), method="Nelder-Mead", options={"xatol": 1e-3, "fatol": 1e-6})
+    res = minimize(
+        cost, np.log(start), method="Nelder-Mead", options={"xatol": 1e-3, "fatol": 1e-6}
+    )
     m1, m2 = np.exp(res.x)
     return float(m1), float(m2)
