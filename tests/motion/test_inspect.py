@@ -48,7 +48,10 @@ def test_inspect_text_shows_tree_channels_timing_unit_height_and_pose(
     assert "frame 0    T-pose" in out
     assert "height     1.743 m" in out
     assert "│       └── LeftLeg " in out and "│           └── LeftFoot " in out
-    assert out.splitlines()[9].split() == ["Hips", "Xpos", "Ypos", "Zpos", "Zrot", "Yrot", "Xrot"]
+    lines = out.splitlines()
+    root = lines[lines.index("joint tree (channels in file order):") + 1]
+    assert root.split() == ["Hips", "Xpos", "Ypos", "Zpos", "Zrot", "Yrot", "Xrot"]
+    assert "floor      lowest point of frame 0 at z = +0.007 m" in out
 
 
 def test_inspect_unit_and_up_flags(capsys: pytest.CaptureFixture, tiny_path: Path) -> None:

@@ -56,6 +56,7 @@ def summarize(path: str, unit: str | None = None, up_axis: str | None = None) ->
         "up_axis": src.up_axis,
         "height_m": summary.height(motion),
         "extent_m": summary.extent(motion, 0),
+        "lowest_z_m": float(summary.frame_points(motion, 0)[:, 2].min()),
         "frame0_pose": pose.kind,
         "upper_arm_elevation_deg": {
             "left": pose.left_elevation_deg,
@@ -90,6 +91,7 @@ def format_text(info: dict[str, Any]) -> str:
         f"  up axis    {up}",
         f"  height     {info['height_m']:.3f} m (estimated from thigh + shank length; "
         f"frame-0 vertical extent {info['extent_m']:.3f} m)",
+        f"  floor      lowest point of frame 0 at z = {info['lowest_z_m']:+.3f} m",
         f"  frame 0    {pose}",
         f"  joints     {len(info['joints'])}, End Sites {info['end_sites']}, "
         f"channels {sum(len(c) for c in info['channels'])}",
