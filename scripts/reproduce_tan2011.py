@@ -252,6 +252,9 @@ def _atomic_write(path: Path, write, binary: bool = False) -> None:
     try:
         with os.fdopen(fd, "wb" if binary else "w") as f:
             write(f)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

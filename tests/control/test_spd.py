@@ -240,3 +240,29 @@ def test_pd_and_mismatched_spd_diverge_with_those_gains():
     assert tan2011.track(
         "SPD", HUGE, 1.0 / 30.0, integrator="semi_implicit", prediction="explicit"
     ).diverged
+
+
+@pytest.mark.parametrize(
+    "prediction, w, stable",
+    [
+        ("explicit", 3.9, True),
+        ("explicit", 4.1, False),
+        ("semi_implicit", 4.1, True),
+        ("semi_implicit", 1e6, True),
+    ],
+)
+def test_one_dof_stability_boundary_under_symplectic_euler(prediction, w, stable):
+    # Unit mass, kd = kp·dt, w = kp·dt²: the explicit prediction's closed loop has
+    # det = (1 − w)/(1 + w), trace = (2 − w)/(1 + w), so it is stable iff w < 4;
+    # the semi-implicit prediction (implicit Euler on the spring) for every w.
+    dt = 0.1
+    ctrl = SPDController(ONE_DOF, UNIT_MASS, target_velocity="zero", prediction=prediction)
+    gains = Gains.critical_ratio(w / dt**2, dt, nv=1)
+    q, v = np.array([1.0]), np.zeros(1)
+    target = Target(np.zeros(1), np.zeros(1))
+    for _ in range(3000):  # near w = 4 the slowest mode decays/grows by ~1% a step
+        v = v + ctrl.torques(State(q, v), target, gains, dt) * dt
+        q = q + v * dt
+        if abs(q[0]) > 1e3:
+            break
+    assert (abs(q[0]) < 1e-6) == stable, q
