@@ -9,23 +9,43 @@ from scipy.spatial.transform import Rotation
 
 from tracker.character.kinematics import Kinematics
 from tracker.motion.motion import Motion
+from tracker.retarget.joint_map import JointMap, select_joint_map
 from tracker.retarget.reference import Reference
 
 SOURCE_COLOUR = "#4a6fa5"
 CHAR_COLOUR = "#e07b39"
 
 
-def _source_segments(motion: Motion, ref: Reference) -> np.ndarray:
-    """Source bones ``(F, B, 2, 3)`` turned and scaled like the retargeted clip."""
+def _used_joints(motion: Motion, joint_map: JointMap) -> set[int]:
+    """Source joints on the chains the joint map uses (pelvis joint down to every mapped point)."""
+    sk = motion.skeleton
+    names = {joint_map.canonical(n): i for i, n in enumerate(sk.names)}
+    top = names[joint_map.links["pelvis"].joint]
+    used: set[int] = set()
+    for spec in joint_map.links.values():
+        for point in (spec.joint, spec.start, spec.end):
+            j = names[point.split("/")[0]]
+            while j >= 0 and j not in used:
+                used.add(j)
+                if j == top:
+                    break
+                j = int(sk.parents[j])
+    return used
+
+
+def _source_segments(motion: Motion, ref: Reference, joint_map: JointMap) -> np.ndarray:
+    """Source bones ``(F, B, 2, 3)`` turned and scaled like the retargeted clip, standing on z = 0."""
     q = ref.quality
     drop = int(q.get("dropped_frames", 0))
     pos, _ = motion.global_transforms()
     pos = pos[drop:]
     turn = Rotation.from_rotvec([0, 0, -q.get("heading_rad", 0.0)])
-    origin = pos[0, 0] * [1, 1, 0]
+    used = sorted(_used_joints(motion, joint_map))
+    origin = pos[0, used[0]] * [1, 1, 0]
     pos = turn.apply((pos - origin).reshape(-1, 3)).reshape(pos.shape) * q.get("scale", 1.0)
+    pos[..., 2] -= pos[:, used, 2].min()
     parents = motion.skeleton.parents
-    segs = [np.stack([pos[:, p], pos[:, j]], axis=1) for j, p in enumerate(parents) if p >= 0]
+    segs = [np.stack([pos[:, p], pos[:, j]], axis=1) for j, p in enumerate(parents) if p >= 0 and p in used and j in used]
     return np.stack(segs, axis=1)
 
 
@@ -55,7 +75,8 @@ def contact_sheet(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    src = _source_segments(motion, ref)
+    joint_map = select_joint_map(motion.skeleton, ref.quality.get("joint_map") or ref.quality.get("convention"))
+    src = _source_segments(motion, ref, joint_map)
     f = min(len(src), ref.n_frames)
     frames = np.linspace(0, f - 1, n).round().astype(int)
     chars = _character_segments(kin, ref.q[frames])
@@ -66,7 +87,7 @@ def contact_sheet(
         c = chars[col]
         centre_s = s.reshape(-1, 3).mean(axis=0)
         centre_c = c.reshape(-1, 3).mean(axis=0)
-        for row, (hor, sign, label) in enumerate(((1, -1, "front"), (0, 1, "side"))):
+        for row, (hor, sign, label) in enumerate(((1, 1, "front"), (0, 1, "side"))):  # front: seen from +X
             ax = axes[row, col]
             for segs, centre, shift, colour in ((s, centre_s, -gap / 2, SOURCE_COLOUR), (c, centre_c, gap / 2, CHAR_COLOUR)):
                 for a, b in segs:

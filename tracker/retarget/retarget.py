@@ -126,6 +126,8 @@ class CharacterGeometry:
             d = np.asarray(d, float)
             pts = np.vstack([s.sample_points() for s in kin.shapes[link]]) if kin.shapes[link] else np.zeros((1, 3))
             self.tip_local[link] = d * max(float((pts @ d).max()), 0.02)
+            if link in FEET:  # the ball of the foot sits on the sole: ankle -> front of the sole
+                self.tip_local[link] = np.array([0.75 * pts[:, 0].max(), 0.0, pts[:, 2].min()])
 
     def joint_of(self, link: str):
         return self.kin.joint_by_child[link]
@@ -283,7 +285,7 @@ def retarget(
     clamped, clamped_by_joint = clamped
     report = quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps)
     report["clamped_by_joint"] = clamped_by_joint
-    report.update({"convention": jmap.name, "scale": float(scale), "dropped_frames": int(dropped),
+    report.update({"convention": jmap.name, "joint_map": str(jmap.path), "scale": float(scale), "dropped_frames": int(dropped),
                    "heading_rad": float(yaw0), "ik_feet": opt.ik_feet, "ik_hands": opt.ik_hands})
     ref = Reference(q, v, fps, tuple((j.name, j.kind) for j in kin.layout.joints), model_name, source, report)
     if opt.fps is not None and abs(opt.fps - fps) > 1e-9:
