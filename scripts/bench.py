@@ -18,9 +18,10 @@ import argparse
 import platform
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -105,10 +106,40 @@ def bench_bvh(args: argparse.Namespace) -> list[Row]:
     return [
         Row("ours: read_bvh (load to Motion)", t_load, note=frames),
         Row("ours: read_bvh + FK world positions", t_fk),
-        Row("bvhio: readAsHierarchy + per-frame loadPose/PositionWorld", t_bvhio,
-            note=f"max |ours - bvhio| = {agree:.1e} m (bvhio is float32)"),
+        Row(
+            "bvhio: readAsHierarchy + per-frame loadPose/PositionWorld",
+            t_bvhio,
+            note=f"max |ours - bvhio| = {agree:.1e} m (bvhio is float32)",
+        ),
         Row("speed-up, load: bvhio / ours", ratio=t_bvhio / t_load, note="issue 2 asks >= 10x"),
         Row("speed-up, load + positions: bvhio / ours", ratio=t_bvhio / t_fk),
+    ]
+
+
+@section("retarget")
+def bench_retarget(args: argparse.Namespace) -> list[Row]:
+    """Retarget the 802-frame CMU kick onto our humanoid, without and with foot IK (frames/s)."""
+    from tracker.character.model import load_model
+    from tracker.motion.bvh import read_bvh
+    from tracker.retarget.retarget import RetargetOptions, retarget
+
+    motion = read_bvh(MOCAP_DIR / "cmu_10_01_soccer_kick.bvh")
+    model = load_model("humanoid")
+    kin = model.kinematics()
+    limits = model.spherical_limits()
+
+    def run(ik: bool):
+        return lambda: retarget(motion, kin, None, RetargetOptions(ik_feet=ik), spherical_limits=limits)
+
+    t_plain, ref = best_time(run(False), args.repeat)
+    t_ik, _ = best_time(run(True), args.repeat)
+    t_read, _ = best_time(lambda: read_bvh(MOCAP_DIR / "cmu_10_01_soccer_kick.bvh"), args.repeat)
+    n = motion.n_frames
+    return [
+        Row("read_bvh (for scale)", t_read),
+        Row("retarget, no IK", t_plain, note=f"{n / t_plain:.0f} frames/s (target >= 500)"),
+        Row("retarget, foot IK", t_ik, note=f"{n / t_ik:.0f} frames/s (target >= 100)"),
+        Row("cost of IK: with / without", ratio=t_ik / t_plain),
     ]
 
 
