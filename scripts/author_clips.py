@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from scipy.spatial.transform import Rotation, RotationSpline
@@ -36,18 +36,34 @@ from tracker.motion.skeleton import Skeleton  # noqa: E402
 # adult (Drillis & Contini: hip joint 0.530 H, knee 0.285 H, ankle 0.039 H, shoulder 0.818 H,
 # upper arm 0.186 H, forearm 0.146 H, hand 0.108 H). Every rest offset is along a world axis, so
 # the all-zero pose is a T-pose. (name, parent, offset (m))
-_LEG = [("UpLeg", "Hips", (0.0, 0.09, -0.08)), ("Leg", "UpLeg", (0.0, 0.0, -0.43)),
-        ("Foot", "Leg", (0.0, 0.0, -0.43)), ("ToeBase", "Foot", (0.13, 0.0, -0.05))]
-_ARM = [("Shoulder", "Spine1", (0.0, 0.02, 0.13)), ("Arm", "Shoulder", (0.0, 0.16, 0.0)),
-        ("ForeArm", "Arm", (0.0, 0.29, 0.0)), ("Hand", "ForeArm", (0.0, 0.25, 0.0))]
-_TRUNK = [("LowerBack", "Hips", (0.0, 0.0, 0.05)), ("Spine", "LowerBack", (0.0, 0.0, 0.12)),
-          ("Spine1", "Spine", (0.0, 0.0, 0.12)), ("Neck", "Spine1", (0.0, 0.0, 0.17)),
-          ("Head", "Neck", (0.01, 0.0, 0.10))]
+_LEG = [
+    ("UpLeg", "Hips", (0.0, 0.09, -0.08)),
+    ("Leg", "UpLeg", (0.0, 0.0, -0.43)),
+    ("Foot", "Leg", (0.0, 0.0, -0.43)),
+    ("ToeBase", "Foot", (0.13, 0.0, -0.05)),
+]
+_ARM = [
+    ("Shoulder", "Spine1", (0.0, 0.02, 0.13)),
+    ("Arm", "Shoulder", (0.0, 0.16, 0.0)),
+    ("ForeArm", "Arm", (0.0, 0.29, 0.0)),
+    ("Hand", "ForeArm", (0.0, 0.25, 0.0)),
+]
+_TRUNK = [
+    ("LowerBack", "Hips", (0.0, 0.0, 0.05)),
+    ("Spine", "LowerBack", (0.0, 0.0, 0.12)),
+    ("Spine1", "Spine", (0.0, 0.0, 0.12)),
+    ("Neck", "Spine1", (0.0, 0.0, 0.17)),
+    ("Head", "Neck", (0.01, 0.0, 0.10)),
+]
 HIP_HEIGHT_M = 1.01  # the Hips joint; the hip joints are 0.08 m lower, at 0.93 m
 # (owner, offset (m)): toe tips, top of the head, finger tips.
-_END_SITES = [("LeftToeBase", (0.06, 0.0, 0.0)), ("RightToeBase", (0.06, 0.0, 0.0)),
-              ("Head", (0.02, 0.0, 0.18)), ("LeftHand", (0.0, 0.18, 0.0)),
-              ("RightHand", (0.0, -0.18, 0.0))]
+_END_SITES = [
+    ("LeftToeBase", (0.06, 0.0, 0.0)),
+    ("RightToeBase", (0.06, 0.0, 0.0)),
+    ("Head", (0.02, 0.0, 0.18)),
+    ("LeftHand", (0.0, 0.18, 0.0)),
+    ("RightHand", (0.0, -0.18, 0.0)),
+]
 
 ROOT_CHANNELS = ("Xposition", "Yposition", "Zposition", "Zrotation", "Yrotation", "Xrotation")
 JOINT_CHANNELS = ("Zrotation", "Yrotation", "Xrotation")
@@ -151,8 +167,7 @@ def demo_wave() -> ClipSpec:
         KeyPose(1.8, wave(-115.0, -10.0, -2.0)),
         KeyPose(2.1, wave(-65.0, 10.0, 2.0)),
         KeyPose(2.4, wave(-90.0, 0.0, 0.0)),
-        KeyPose(3.0, {**left_down, "RightArm": (75.0, 0.0, 0.0),
-                      "RightForeArm": (0.0, 0.0, 15.0)}),
+        KeyPose(3.0, {**left_down, "RightArm": (75.0, 0.0, 0.0), "RightForeArm": (0.0, 0.0, 15.0)}),
     ]
     return ClipSpec("demo_wave", demo_wave.__doc__ or "", 60.0, tuple(keys))
 
@@ -169,7 +184,7 @@ def build_motion(spec: ClipSpec, skeleton: Skeleton) -> Motion:
         unknown = set(key.rotations) - set(skeleton.names)
         if unknown:
             raise ValueError(f"clip {spec.name!r}: unknown joints {sorted(unknown)}")
-    n_frames = int(round((times[-1] - times[0]) * spec.fps)) + 1
+    n_frames = round((times[-1] - times[0]) * spec.fps) + 1
     t = times[0] + np.arange(n_frames) / spec.fps
     rotations = np.empty((n_frames, skeleton.n_joints, 4))
     for j, name in enumerate(skeleton.names):

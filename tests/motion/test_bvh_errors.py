@@ -51,13 +51,19 @@ CASES = {
     "missing MOTION": (_edit(16, None), 16, "expected MOTION"),
     "hierarchy only": ("".join(GOOD.splitlines(True)[:15]), 15, "file ends before MOTION"),
     "unknown channel name": (
-        _edit(9, "    CHANNELS 3 Zrotation Xrot Yrotation"), 9, "unknown channel name 'Xrot'"
+        _edit(9, "    CHANNELS 3 Zrotation Xrot Yrotation"),
+        9,
+        "unknown channel name 'Xrot'",
     ),
     "channel count mismatch": (
-        _edit(9, "    CHANNELS 2 Zrotation Xrotation Yrotation"), 9, "says 2 but lists 3"
+        _edit(9, "    CHANNELS 2 Zrotation Xrotation Yrotation"),
+        9,
+        "says 2 but lists 3",
     ),
     "channel listed twice": (
-        _edit(9, "    CHANNELS 3 Zrotation Xrotation Zrotation"), 9, "listed twice"
+        _edit(9, "    CHANNELS 3 Zrotation Xrotation Zrotation"),
+        9,
+        "listed twice",
     ),
     "OFFSET with two numbers": (_edit(8, "    OFFSET 0 -90"), 8, "needs 3 numbers"),
     "OFFSET not a number": (_edit(8, "    OFFSET 0 x 0"), 8, "'x' is not a number"),
@@ -78,9 +84,7 @@ CASES = {
     "frame time not a number": (_edit(18, "Frame Time: fast"), 18, "'fast' is not a number"),
     "truncated inside a frame line": (GOOD[: GOOD.rindex("10")], 20, "file ends inside frame 2"),
     "truncated inside the hierarchy": (GOOD[: GOOD.index("End Site")], 10, "file ends inside"),
-    "a second ROOT": (
-        _edit(16, "ROOT Other"), 16, "only one skeleton per file"
-    ),
+    "a second ROOT": (_edit(16, "ROOT Other"), 16, "only one skeleton per file"),
 }
 
 

@@ -25,10 +25,45 @@ from .conftest import DEMO_WAVE, FIXTURES, MOCAP_FILES
 N_CASES = 360
 KEEP_FRAMES = 6
 TOKENS = [
-    "", "nan", "inf", "-inf", "1e999", "1e-400", "-0", "0x1F", "1_000", "\u0661\u0662", "--1",
-    "{", "}", "ROOT", "JOINT", "End", "Site", "OFFSET", "CHANNELS", "MOTION", "HIERARCHY",
-    "Frames:", "Frame", "Time:", "Xposition", "Zrotation", "Xrot", "7", "-3", "99999999999",
-    "0", "3", "6", "1e308", "#", "\t", "\x0c", "\u00e9", "\ufeff",
+    "",
+    "nan",
+    "inf",
+    "-inf",
+    "1e999",
+    "1e-400",
+    "-0",
+    "0x1F",
+    "1_000",
+    "\u0661\u0662",
+    "--1",
+    "{",
+    "}",
+    "ROOT",
+    "JOINT",
+    "End",
+    "Site",
+    "OFFSET",
+    "CHANNELS",
+    "MOTION",
+    "HIERARCHY",
+    "Frames:",
+    "Frame",
+    "Time:",
+    "Xposition",
+    "Zrotation",
+    "Xrot",
+    "7",
+    "-3",
+    "99999999999",
+    "0",
+    "3",
+    "6",
+    "1e308",
+    "#",
+    "\t",
+    "\x0c",
+    "\u00e9",
+    "\ufeff",
 ]
 
 
@@ -49,8 +84,17 @@ def _bases() -> list[tuple[str, bytes]]:
 
 def _mutate(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     kind = rng.choice(
-        ["truncate", "delete line", "duplicate line", "swap lines", "corrupt token",
-         "delete token", "insert bytes", "flip bits", "line endings"]
+        [
+            "truncate",
+            "delete line",
+            "duplicate line",
+            "swap lines",
+            "corrupt token",
+            "delete token",
+            "insert bytes",
+            "flip bits",
+            "line endings",
+        ]
     )
     lines = data.split(b"\n")
     i, k = rng.randrange(len(lines)), rng.randrange(len(lines))
@@ -115,19 +159,22 @@ def test_seeded_mutations_of_real_files_raise_only_bvherror() -> None:
     assert outcomes["error"] > N_CASES // 3 and outcomes["ok"] > N_CASES // 20, outcomes
 
 
-@settings(max_examples=150, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(st.binary(max_size=400))
 def test_random_bytes_raise_only_bvherror(data: bytes) -> None:
     _check(data, repr(data[:60]))
 
 
-_LINE = st.lists(st.sampled_from(TOKENS + ["0.5", "-12.25", "100", "Hips", "Yrotation"]),
-                 max_size=8).map(" ".join)
+_LINE = st.lists(
+    st.sampled_from(TOKENS + ["0.5", "-12.25", "100", "Hips", "Yrotation"]), max_size=8
+).map(" ".join)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(st.lists(_LINE, max_size=40))
 def test_keyword_soup_raises_only_bvherror(lines: list[str]) -> None:
     text = "HIERARCHY\n" + "\n".join(lines)

@@ -30,8 +30,13 @@ FLOAT32_TOLERANCE_M = 3e-6
 
 @contextlib.contextmanager
 def _bvhio_in_double_precision() -> Iterator[None]:
-    swaps = {"vec3": glm.dvec3, "quat": glm.dquat, "mat3": glm.dmat3, "mat4": glm.dmat4,
-             "mat4x4": glm.dmat4x4}
+    swaps = {
+        "vec3": glm.dvec3,
+        "quat": glm.dquat,
+        "mat3": glm.dmat3,
+        "mat4": glm.dmat4,
+        "mat4x4": glm.dmat4x4,
+    }
     saved = {name: getattr(glm, name) for name in [*swaps, "rotate"]}
     try:
         for name, value in swaps.items():

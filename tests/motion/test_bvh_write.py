@@ -21,7 +21,9 @@ TOL = 1e-9  # rad for rotations, m for positions
 
 
 def _angle_between(q1: np.ndarray, q2: np.ndarray) -> np.ndarray:
-    return (Rotation.from_quat(q1.reshape(-1, 4)).inv() * Rotation.from_quat(q2.reshape(-1, 4))).magnitude()
+    return (
+        Rotation.from_quat(q1.reshape(-1, 4)).inv() * Rotation.from_quat(q2.reshape(-1, 4))
+    ).magnitude()
 
 
 def _assert_same_motion(a: Motion, b: Motion, tol: float = TOL) -> None:
@@ -94,8 +96,12 @@ def test_fixed_decimals_round_trip_to_their_precision() -> None:
 
 
 def test_channels_that_cannot_express_the_motion_are_refused() -> None:
-    sk = Skeleton(["r", "a"], [-1, 0], [[0, 0, 1], [0, 0, 0.5]],
-                  [("Xposition", "Yposition", "Zposition", "Zrotation"), ("Xrotation",)])
+    sk = Skeleton(
+        ["r", "a"],
+        [-1, 0],
+        [[0, 0, 1], [0, 0, 0.5]],
+        [("Xposition", "Yposition", "Zposition", "Zrotation"), ("Xrotation",)],
+    )
     rots = np.tile([0.0, 0.0, 0.0, 1.0], (2, 2, 1))
     trans = np.tile([[0, 0, 1], [0, 0, 0.5]], (2, 1, 1)).astype(float)
     ok = Motion(sk, 30.0, trans, rots)
@@ -112,9 +118,15 @@ def test_channels_that_cannot_express_the_motion_are_refused() -> None:
 
 
 def test_one_rotation_channel_joint_round_trips() -> None:
-    sk = Skeleton(["r", "a"], [-1, 0], [[0, 0, 1], [0, 0, 0.5]],
-                  [("Xposition", "Yposition", "Zposition", "Zrotation", "Yrotation",
-                    "Xrotation"), ("Xrotation",)])
+    sk = Skeleton(
+        ["r", "a"],
+        [-1, 0],
+        [[0, 0, 1], [0, 0, 0.5]],
+        [
+            ("Xposition", "Yposition", "Zposition", "Zrotation", "Yrotation", "Xrotation"),
+            ("Xrotation",),
+        ],
+    )
     rots = np.tile([0.0, 0.0, 0.0, 1.0], (3, 2, 1))
     # File X is our Y after the Y-up -> Z-up rotation, so a file Xrotation is our y rotation.
     rots[:, 1] = Rotation.from_euler("y", [[10], [20], [-170]], degrees=True).as_quat()
@@ -141,7 +153,9 @@ def test_write_is_atomic_and_leaves_no_temporary_file(tiny_path: Path, tmp_path:
 
 
 def _author_clips_module():
-    spec = importlib.util.spec_from_file_location("author_clips", REPO / "scripts" / "author_clips.py")
+    spec = importlib.util.spec_from_file_location(
+        "author_clips", REPO / "scripts" / "author_clips.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("author_clips", module)
     spec.loader.exec_module(module)
@@ -153,7 +167,7 @@ def test_demo_wave_in_the_repo_is_what_author_clips_writes(tmp_path: Path) -> No
     written = author_clips.author("demo_wave", tmp_path).read_text().splitlines()
     shipped = DEMO_WAVE.read_text().splitlines()
     start = shipped.index("MOTION")
-    assert written[:start + 3] == shipped[:start + 3]  # hierarchy, comment, Frames, Frame Time
+    assert written[: start + 3] == shipped[: start + 3]  # hierarchy, comment, Frames, Frame Time
     # Frame values are printed to 6 decimals; another scipy may round a last digit differently.
     a, b = (
         np.array([row.split() for row in lines[start + 3 :]], dtype=float)
@@ -169,9 +183,26 @@ def test_demo_wave_is_a_t_pose_then_a_one_arm_wave() -> None:
     assert "not motion capture" in head[1]
     assert m.fps == 60.0 and 2.0 <= m.duration <= 4.0
     assert m.source.unit == "cm" and m.source.unit_detected
-    expected_names = {"Hips", "LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase", "RightUpLeg",
-                      "LowerBack", "Spine", "Spine1", "Neck", "Head", "LeftShoulder", "LeftArm",
-                      "LeftForeArm", "LeftHand", "RightArm", "RightForeArm", "RightHand"}
+    expected_names = {
+        "Hips",
+        "LeftUpLeg",
+        "LeftLeg",
+        "LeftFoot",
+        "LeftToeBase",
+        "RightUpLeg",
+        "LowerBack",
+        "Spine",
+        "Spine1",
+        "Neck",
+        "Head",
+        "LeftShoulder",
+        "LeftArm",
+        "LeftForeArm",
+        "LeftHand",
+        "RightArm",
+        "RightForeArm",
+        "RightHand",
+    }
     assert expected_names <= set(m.skeleton.names)
     np.testing.assert_allclose(m.rotations[0, :, 3], 1.0, atol=1e-12)  # frame 0: all at rest
     pos, _ = m.global_transforms()

@@ -71,12 +71,17 @@ def test_inspect_bad_file_prints_one_error_line_and_exits_2(tmp_path: Path) -> N
     bad.write_text("HIERARCHY\nROOT a\n{\n  OFFSET 0 0 0\n  CHANNELS 1 Xrot\n}\n")
     proc = subprocess.run(
         [sys.executable, "-m", "tracker", "inspect", str(bad)],
-        capture_output=True, text=True, cwd=REPO, check=False,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
     )
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert proc.stderr == f"error: {bad}:5: unknown channel name 'Xrot' in joint 'a'; valid: " \
+    assert (
+        proc.stderr == f"error: {bad}:5: unknown channel name 'Xrot' in joint 'a'; valid: "
         "Xposition Yposition Zposition Xrotation Yrotation Zrotation\n"
+    )
 
 
 def test_inspect_demo_wave(capsys: pytest.CaptureFixture) -> None:
@@ -91,9 +96,17 @@ def test_inspect_demo_wave(capsys: pytest.CaptureFixture) -> None:
 
 @pytest.mark.parametrize(
     "name, expected",
-    [("LeftArm", "L"), ("RightForeArm", "R"), ("lShldr", "L"), ("rShldr", "R"),
-     ("UpperArm_L", "L"), ("CC_Base_R_Upperarm", "R"), ("mixamorig:LeftArm", "L"),
-     ("Spine", None), ("Head", None)],
+    [
+        ("LeftArm", "L"),
+        ("RightForeArm", "R"),
+        ("lShldr", "L"),
+        ("rShldr", "R"),
+        ("UpperArm_L", "L"),
+        ("CC_Base_R_Upperarm", "R"),
+        ("mixamorig:LeftArm", "L"),
+        ("Spine", None),
+        ("Head", None),
+    ],
 )
 def test_side_from_joint_name(name: str, expected: str | None) -> None:
     assert side(name) == expected
@@ -135,8 +148,17 @@ def _demo_with_arms_lowered(degrees: float) -> Motion:
     return Motion(sk, m.fps, m.translations[:1], rots)
 
 
-@pytest.mark.parametrize("degrees, kind", [(0, "T-pose"), (15, "T-pose"), (45, "A-pose"),
-                                           (60, "A-pose"), (85, "neither"), (-45, "neither")])
+@pytest.mark.parametrize(
+    "degrees, kind",
+    [
+        (0, "T-pose"),
+        (15, "T-pose"),
+        (45, "A-pose"),
+        (60, "A-pose"),
+        (85, "neither"),
+        (-45, "neither"),
+    ],
+)
 def test_arm_pose_thresholds(degrees: float, kind: str) -> None:
     pose = arm_pose(_demo_with_arms_lowered(degrees))
     assert pose.kind == kind
@@ -157,7 +179,9 @@ def test_height_ignores_the_pose_but_extent_does_not() -> None:
     standing = _demo_with_arms_lowered(45)
     rots = np.array(standing.rotations)
     for knee in ("LeftLeg", "RightLeg"):  # shins swing back to horizontal
-        rots[0, standing.skeleton.index(knee)] = Rotation.from_euler("y", 90, degrees=True).as_quat()
+        rots[0, standing.skeleton.index(knee)] = Rotation.from_euler(
+            "y", 90, degrees=True
+        ).as_quat()
     kneeling = Motion(standing.skeleton, 60.0, standing.translations, rots)
     assert height(kneeling) == pytest.approx(height(standing), abs=1e-12)
     # Knees at 0.50 m; the ankles swing back to knee height, so the

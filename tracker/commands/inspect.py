@@ -82,19 +82,25 @@ def format_text(info: dict[str, Any]) -> str:
             " left and right)"
         )
     up = "Z (kept)" if info["up_axis"] == "Z" else "Y (converted to Z up, facing +Z -> +X)"
+    n_channels = sum(len(c) for c in info["channels"])
     lines = [
         info["path"],
-        f"  frames     {info['frames']} at {info['fps']:.8g} fps "
-        f"(frame time {info['frame_time_s']:g} s), duration {info['duration_s']:.3f} s",
-        f"  unit       {info['unit']} = {UNIT_HELP[info['unit']]}, {how} "
-        f"(1 unit = {info['unit_scale_m']:.6g} m)",
+        (
+            f"  frames     {info['frames']} at {info['fps']:.8g} fps "
+            f"(frame time {info['frame_time_s']:g} s), duration {info['duration_s']:.3f} s"
+        ),
+        (
+            f"  unit       {info['unit']} = {UNIT_HELP[info['unit']]}, {how} "
+            f"(1 unit = {info['unit_scale_m']:.6g} m)"
+        ),
         f"  up axis    {up}",
-        f"  height     {info['height_m']:.3f} m (estimated from thigh + shank length; "
-        f"frame-0 vertical extent {info['extent_m']:.3f} m)",
+        (
+            f"  height     {info['height_m']:.3f} m (estimated from thigh + shank length; "
+            f"frame-0 vertical extent {info['extent_m']:.3f} m)"
+        ),
         f"  floor      lowest point of frame 0 at z = {info['lowest_z_m']:+.3f} m",
         f"  frame 0    {pose}",
-        f"  joints     {len(info['joints'])}, End Sites {info['end_sites']}, "
-        f"channels {sum(len(c) for c in info['channels'])}",
+        f"  joints     {len(info['joints'])}, End Sites {info['end_sites']}, channels {n_channels}",
         "",
         "joint tree (channels in file order):",
     ]

@@ -34,7 +34,12 @@ from tracker.motion.skeleton import Skeleton
 
 #: Valid channel names (matched case-insensitively, stored in this spelling).
 CHANNELS: tuple[str, ...] = (
-    "Xposition", "Yposition", "Zposition", "Xrotation", "Yrotation", "Zrotation",
+    "Xposition",
+    "Yposition",
+    "Zposition",
+    "Xrotation",
+    "Yrotation",
+    "Zrotation",
 )
 _CANONICAL = {c.lower(): c for c in CHANNELS}
 _FRAMES_RE = re.compile(r"frames:\s*(\S*)\s*$", re.IGNORECASE)
@@ -146,7 +151,10 @@ def read_bvh_bytes(
         end_site_offsets=end_offsets,
     )
     source = SourceInfo(
-        path=name, unit=unit, scale=scale, up_axis=up,
+        path=name,
+        unit=unit,
+        scale=scale,
+        up_axis=up,
         unit_detected=detected,
         frame_time=header.frame_time,
     )

@@ -107,8 +107,12 @@ def format_bvh(
             _, j, depth = item
             pad = "\t" * (depth + 1)
             for e in ends.get(j, []):
-                lines += [f"{pad}End Site", f"{pad}{{", f"{pad}\tOFFSET {vec(end_offsets[e])}",
-                          f"{pad}}}"]
+                lines += [
+                    f"{pad}End Site",
+                    f"{pad}{{",
+                    f"{pad}\tOFFSET {vec(end_offsets[e])}",
+                    f"{pad}}}",
+                ]
             lines.append("\t" * depth + "}")
             continue
         _, j, depth = item
@@ -121,7 +125,9 @@ def format_bvh(
             f"{pad}\tOFFSET {vec(offsets[j])}",
             f"{pad}\tCHANNELS {len(channels)} {' '.join(channels)}".rstrip(),
         ]
-        columns += _joint_columns(sk.names[j], channels, trans[:, j], offsets[j], quats[:, j], scale)
+        columns += _joint_columns(
+            sk.names[j], channels, trans[:, j], offsets[j], quats[:, j], scale
+        )
         stack.append(("close", j, depth))
         stack += [("open", k, depth + 1) for k in reversed(children.get(j, []))]
 
@@ -156,7 +162,7 @@ def _joint_columns(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # gimbal lock: still an exact rotation
         angles = Rotation.from_quat(quats).as_euler(full, degrees=True)
-    extra = np.radians(np.abs(angles[:, len(order):])).max(initial=0.0)
+    extra = np.radians(np.abs(angles[:, len(order) :])).max(initial=0.0)
     if extra > ROTATION_TOLERANCE_RAD:
         raise ValueError(
             f"joint {name!r} rotates {extra:.3g} rad about axes it has no rotation channel for"
