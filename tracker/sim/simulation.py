@@ -4,7 +4,8 @@ At step ``n`` (time ``t_n``) the loop reads the character's state, samples
 the reference at ``t_{n+1} = t_n + dt`` (the target every controller gets),
 asks the gain schedule for the gains at ``t_n``, computes generalized forces,
 handles the root (anchored: the root's share becomes an external wrench on the
-base; kinematic: the base is set to the reference; free: no root force),
+base; kinematic: the base is also set to the reference at every step; free: no
+root force),
 steps PyBullet and records the result. Divergence (NaN, runaway speeds,
 joint speeds pinned at PyBullet's clamp) stops the run with a report and
 keeps what was recorded.
@@ -22,6 +23,7 @@ from tracker.control.base import Gains, State, Target
 from tracker.control.registry import create as create_controller
 from tracker.errors import SimulationError
 from tracker.retarget.reference import Reference
+from tracker.sim.quiet import quiet_stdio
 from tracker.sim.recording import Recording
 from tracker.sim.world import World, WorldSettings
 
@@ -90,7 +92,8 @@ class Simulation:
         self.model = model
         self.reference = reference
         self.world = world or World(WorldSettings(dt=opt.dt, solver_iterations=opt.solver_iterations), gui=gui)
-        self.character = Character.load(self.world.client, model)
+        with quiet_stdio():  # PyBullet's URDF importer prints warnings we cannot act on
+            self.character = Character.load(self.world.client, model)
         self.layout = lay = self.character.layout
         if tuple(s.name for s in lay.joints) != tuple(n for n, _ in reference.joints):
             raise SimulationError(
@@ -149,10 +152,11 @@ class Simulation:
             q[0:7], v[0:6] = q_now[0:7], v_now[0:6]
             c.reset_base(q[0:7], v[0:6])
         tau = self.controller.torques(State(q, v), Target(q_next, v_next), self.gains, dt)
-        if opt.root == "anchored":
-            c.apply_base_wrench(tau[0:3], tau[3:6])
-        else:
+        if opt.root == "free":
             tau[0:6] = 0.0
+        # joint torques; the base entries as a world wrench. A kinematic root is re-set to the
+        # reference every step and also gets the wrench, so that within the step the joints
+        # push against a held base, as the SPD solve assumed.
         c.apply_torques(tau)
         self.world.step()
         self.t += dt

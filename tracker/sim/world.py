@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pybullet as p
-import pybullet_data
+from tracker.sim.quiet import quiet_stdio  # imports pybullet silently first
 
-from tracker.errors import SimulationError
+import pybullet as p  # noqa: E402
+import pybullet_data  # noqa: E402
+
+from tracker.errors import SimulationError  # noqa: E402
 
 GRAVITY = (0.0, 0.0, -9.81)
 
@@ -41,7 +43,8 @@ class World:
         self.settings = settings or WorldSettings()
         if not self.settings.dt > 0:
             raise SimulationError(f"time step must be positive, got {self.settings.dt}")
-        self.client = p.connect(p.GUI if gui else p.DIRECT, options=options)
+        with quiet_stdio():
+            self.client = p.connect(p.GUI if gui else p.DIRECT, options=options)
         if self.client < 0:
             raise SimulationError("cannot open a PyBullet GUI window (no display?); run headless instead")
         c = self.client
