@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from tracker.character.layout import Layout
+from tracker.control.lie import StepError
+
 from .conftest import random_q
 
 
@@ -60,3 +63,44 @@ def test_difference_ignores_the_quaternion_sign_and_is_zero_at_the_same_pose(
     np.testing.assert_allclose(d1[s.v], [3.0, 0.0, 0.0], atol=1e-9)
     np.testing.assert_allclose(d2, d1, atol=1e-9)
     assert np.all(lay.difference(q, q) == 0.0)
+
+
+# -- the servos' fused error q̄ ⊖ (q ⊕ v·dt) ----------------------------------------
+
+LAYOUTS = {
+    "free base + joints": [("chest", "spherical"), ("knee", "revolute"), ("hip", "spherical")],
+    "joints only": [("a", "spherical"), ("b", "revolute")],
+}
+
+
+@pytest.mark.parametrize("has_base", [True, False])
+@pytest.mark.parametrize("dt", [0.0, 1.0 / 60.0, 0.3])
+def test_step_error_equals_layout_difference_of_integrate(rng, has_base, dt):
+    lay = Layout.build(LAYOUTS["free base + joints" if has_base else "joints only"], has_base)
+    err = StepError(lay)
+    for _ in range(100):
+        q, qt = random_q(lay, rng), random_q(lay, rng)
+        v = rng.normal(size=lay.nv) * 3.0
+        expected = lay.difference(qt, lay.integrate(q, v, dt))
+        np.testing.assert_allclose(err(qt, q, v, dt), expected, rtol=0, atol=1e-12)
+
+
+def test_step_error_edge_cases(humanoid_like_layout, rng):
+    lay = humanoid_like_layout
+    err = StepError(lay)
+    q = random_q(lay, rng)
+    v = np.zeros(lay.nv)
+    s = lay["shoulder"]
+    for angle in (1e-13, 1e-7, 1.0, np.pi - 1e-9):
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        qt = q.copy()
+        qt[s.q] = (Rotation.from_quat(q[s.q]) * Rotation.from_rotvec(angle * axis)).as_quat()
+        np.testing.assert_allclose(err(qt, q, v, 0.0)[s.v], angle * axis, rtol=1e-9, atol=1e-15)
+        # Quaternion sign and (reference-interpolation) scale do not matter.
+        qt[s.q] *= -1.3
+        np.testing.assert_allclose(err(qt, q, v, 0.0)[s.v], angle * axis, rtol=1e-9, atol=1e-15)
+    # A base spun by ω for dt lands exactly on the target: zero error.
+    w = np.array([0.0, 0.0, 0.0, 0.3, -0.2, 0.5] + [0.0] * (lay.nv - 6))
+    q_next = lay.integrate(q, w, 0.1)
+    np.testing.assert_allclose(err(q_next, q, w, 0.1), 0.0, atol=1e-15)

@@ -24,6 +24,7 @@ from tracker.control.base import (
     actuation_mask,
     check_target_velocity,
 )
+from tracker.control.lie import StepError
 from tracker.control.registry import register
 
 
@@ -52,6 +53,7 @@ class PDController:
         passive: np.ndarray | None = None,
     ) -> None:
         self.layout = layout
+        self._step_error = StepError(layout)
         self.target_velocity = check_target_velocity(target_velocity)
         self.mask = actuation_mask(layout.nv, passive)
 
@@ -59,7 +61,7 @@ class PDController:
         """``Kp·(q̄ ⊖ q) + Kd·(v̄ − v)``, clipped; ``(nv,)``. ``dt`` is unused."""
         q, v = state
         q_bar, v_bar = target
-        p_err = self.layout.difference(q_bar, q)
+        p_err = self._step_error(q_bar, q, v, 0.0)
         v_err = (v_bar - v) if self.target_velocity == "ref" else -np.asarray(v, dtype=float)
         tau = gains.kp * p_err
         tau += gains.kd * v_err

@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg.lapack import dposv as _posv
 
 from tracker.character.layout import Layout
 from tracker.control.base import (
@@ -48,6 +48,7 @@ from tracker.control.base import (
     actuation_mask,
     check_target_velocity,
 )
+from tracker.control.lie import StepError
 from tracker.control.registry import register
 from tracker.errors import ConfigError, SimulationError
 
@@ -87,6 +88,7 @@ class SPDController:
                 f"SPD prediction {prediction!r} is not one of: {', '.join(PREDICTIONS)}"
             )
         self.layout = layout
+        self._step_error = StepError(layout)
         self.dynamics = dynamics
         self.target_velocity = check_target_velocity(target_velocity)
         self.prediction = prediction
@@ -107,8 +109,7 @@ class SPDController:
         if not self._all_active:
             kp = kp * self.mask
             kd = kd * self.mask
-        lay = self.layout
-        p_err = lay.difference(q_bar, lay.integrate(q, v, dt))
+        p_err = self._step_error(q_bar, q, v, dt)
         v_err = (v_bar - v) if self.target_velocity == "ref" else -np.asarray(v, dtype=float)
         f = kp * p_err
         f += kd * v_err
@@ -119,17 +120,13 @@ class SPDController:
         a_mat = np.array(self.dynamics.mass_matrix(q), dtype=float)  # a private copy
         a_mat.flat[self._diag] += implicit
         rhs = f - self.dynamics.bias_forces(q, v)
-        try:
-            acc = cho_solve(
-                cho_factor(a_mat, overwrite_a=True, check_finite=False),
-                rhs,
-                overwrite_b=True,
-                check_finite=False,
-            )
-        except np.linalg.LinAlgError:
+        # LAPACK's Cholesky solve directly: the scipy/numpy wrappers cost more than
+        # the 43x43 factorisation itself. info > 0: not positive definite.
+        _, acc, info = _posv(a_mat, rhs, lower=0, overwrite_a=1, overwrite_b=1)
+        if info != 0:
             raise SimulationError(
                 "SPD: M + Kd·dt is not positive definite (diverged state or bad mass matrix)"
-            ) from None
+            )
         tau = f
         tau -= implicit * acc
         if gains.limited:
