@@ -11,11 +11,14 @@ Model file keys (``data/humanoid/humanoid.yaml`` documents each one):
 ``name``, ``description``, ``urdf`` (relative to the YAML, or
 ``pybullet_data:<path>`` inside PyBullet's data directory), ``up_axis``
 (``z`` or ``y``; a ``y`` URDF is turned Z-up by the adapter),
-``global_scaling``, ``use_inertia_from_file``, ``self_collision`` (``off``,
+``global_scaling``, ``use_inertia_from_file``, ``match_dynamics_inertia``
+(set each link's simulated inertia to the one PyBullet's dynamics routines
+derive from its first collision shape), ``self_collision`` (``off``,
 ``exclude_parent``, ``exclude_all_parents``), ``lateral_friction``,
 ``standing_root_height`` (m), ``groups`` (name -> ``{joints, kp, kd,
-torque_limit}``; every actuated joint in exactly one group; ``joints`` entries
-are names or regular expressions matched against whole names),
+torque_limit, damping}``; every actuated joint in exactly one group; ``joints``
+entries are names or regular expressions matched against whole names;
+``damping`` is the passive viscous joint damping, N·m·s/rad, default 0),
 ``joint_limits`` (spherical joint -> ``{lower: [x, y, z], upper: [x, y, z]}``,
 bounds of the rotation vector in the joint's frame, rad), ``end_effectors``
 (name -> link), ``feet`` and ``ground_contact_links`` (links).
@@ -51,11 +54,13 @@ _OPTIONAL: dict[str, Any] = {
     "up_axis": "z",
     "global_scaling": 1.0,
     "use_inertia_from_file": True,
+    "match_dynamics_inertia": False,
     "self_collision": "off",
     "lateral_friction": 0.9,
     "joint_limits": {},
 }
 _GROUP_KEYS = ("joints", "kp", "kd", "torque_limit")
+_GROUP_OPTIONAL = ("damping",)
 _LIMIT_KEYS = ("lower", "upper")
 
 #: Registered model names -> model YAML path.
@@ -88,6 +93,7 @@ class JointGroup:
         kp: proportional gain, N·m/rad.
         kd: derivative gain, N·m·s/rad.
         torque_limit: per-DOF torque limit, N·m.
+        damping: passive viscous joint damping, N·m·s/rad (PyBullet joint damping, applied explicitly).
     """
 
     name: str
@@ -95,6 +101,7 @@ class JointGroup:
     kp: float
     kd: float
     torque_limit: float
+    damping: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -109,6 +116,8 @@ class Model:
         up_axis: ``"z"`` or ``"y"`` (the URDF's up axis; both face +X).
         global_scaling: length scale applied when loading the URDF.
         use_inertia_from_file: load with ``URDF_USE_INERTIA_FROM_FILE``.
+        match_dynamics_inertia: after loading, give every link the inertia that
+            ``calculateMassMatrix(flags=1)`` assumes (from its first collision shape).
         self_collision: one of :data:`SELF_COLLISION_MODES`.
         lateral_friction: friction coefficient of every link.
         standing_root_height: base height, m, with the feet flat on z = 0 in the zero pose.
@@ -130,6 +139,7 @@ class Model:
     up_axis: str
     global_scaling: float
     use_inertia_from_file: bool
+    match_dynamics_inertia: bool
     self_collision: str
     lateral_friction: float
     standing_root_height: float
@@ -272,8 +282,9 @@ def _parse(path: Path) -> Model:
         raise ctx.fail("urdf", f"URDF file {str(urdf)!r} does not exist")
     up_axis = ctx.string(d["up_axis"], "up_axis", UP_AXES)
     scaling = ctx.number(d["global_scaling"], "global_scaling", 0.0, strict=True)
-    if not isinstance(d["use_inertia_from_file"], bool):
-        raise ctx.fail("use_inertia_from_file", f"expected true or false, got {d['use_inertia_from_file']!r}")
+    for flag in ("use_inertia_from_file", "match_dynamics_inertia"):
+        if not isinstance(d[flag], bool):
+            raise ctx.fail(flag, f"expected true or false, got {d[flag]!r}")
     self_collision = ctx.string(d["self_collision"], "self_collision", SELF_COLLISION_MODES)
     friction = ctx.number(d["lateral_friction"], "lateral_friction", 0.0)
     standing = ctx.number(d["standing_root_height"], "standing_root_height", 0.0, strict=True)
@@ -306,6 +317,7 @@ def _parse(path: Path) -> Model:
     return Model(
         name=name, path=path, urdf=urdf, description=description, up_axis=up_axis,
         global_scaling=scaling, use_inertia_from_file=d["use_inertia_from_file"],
+        match_dynamics_inertia=d["match_dynamics_inertia"],
         self_collision=self_collision, lateral_friction=friction, standing_root_height=standing,
         groups=groups, joint_limits=MappingProxyType(limits), end_effectors=MappingProxyType(end_effectors),
         feet=feet, ground_contact_links=ground, base_link=kin.root,
@@ -329,7 +341,7 @@ def _parse_groups(ctx: _Ctx, raw, actuated: tuple[str, ...]) -> tuple[JointGroup
     for gname, spec in groups_raw.items():
         key = f"groups.{gname}"
         spec = ctx.mapping(spec, key)
-        ctx.keys(spec, key, _GROUP_KEYS)
+        ctx.keys(spec, key, _GROUP_KEYS, _GROUP_OPTIONAL)
         patterns = spec["joints"]
         if not isinstance(patterns, list) or not patterns:
             raise ctx.fail(f"{key}.joints", f"expected a non-empty list of joint names or patterns, got {patterns!r}")
@@ -353,8 +365,9 @@ def _parse_groups(ctx: _Ctx, raw, actuated: tuple[str, ...]) -> tuple[JointGroup
         kp = ctx.number(spec["kp"], f"{key}.kp", 0.0)
         kd = ctx.number(spec["kd"], f"{key}.kd", 0.0)
         tau = ctx.number(spec["torque_limit"], f"{key}.torque_limit", 0.0, strict=True)
+        damping = ctx.number(spec.get("damping", 0.0), f"{key}.damping", 0.0)
         ordered = tuple(j for j in actuated if j in members)
-        parsed.append(JointGroup(str(gname), ordered, kp, kd, tau))
+        parsed.append(JointGroup(str(gname), ordered, kp, kd, tau, damping))
     missing = [j for j in actuated if j not in owner]
     if missing:
         raise ctx.fail("groups", f"joints in no group: {', '.join(missing)}")

@@ -1,0 +1,586 @@
+"""The PyBullet adapter: one character body, addressed by joint and link names.
+
+:class:`Character` is the only place that knows PyBullet's joint indices,
+state conventions and quirks. Everything it returns uses the layout of
+:mod:`tracker.character.layout`:
+
+* ``q`` = base position (3) -- the base link's inertial (centre-of-mass)
+  frame, which is what ``getBasePositionAndOrientation`` reports -- base
+  quaternion xyzw (4), then 4 (spherical, xyzw) or 1 (revolute) per joint;
+* ``v`` = base linear velocity of that point and base angular velocity, both
+  in the world frame (6), then 3 (spherical: angular velocity in the joint's
+  child frame, PyBullet's convention, pinned by a finite-difference test) or
+  1 per joint;
+* ``tau`` has ``v``'s layout; its base entries are a world-frame force at the
+  base origin and a world-frame torque.
+
+A model whose URDF is Y up (``up_axis: y``, the DeepMimic humanoid) is loaded
+rotated +90° about X, and every frame is re-expressed in our axes: with
+``C`` that rotation, base quaternion ``Q = Q_bullet C⁻¹``, spherical joint
+quaternion ``q = C q_bullet C⁻¹``, angular velocities and torques ``w = C
+w_bullet``, link orientations ``R = R_bullet C⁻¹``.
+
+Dynamics. ``mass_matrix`` and ``bias_forces`` call PyBullet's
+``calculateMassMatrix`` / ``calculateInverseDynamics`` with ``flags=1`` (the
+floating-base, spherical-joint capable path, DeepMimic's RBD code). Its base
+DOFs are already ordered (linear, angular) in the world frame and its joint
+DOFs use the same frames as the joint state, so the velocity transform is the
+identity (up to ``C`` for Y-up models) and the conversion is an index
+selection that drops the padding entries (quaternion slots). Two findings
+about that path, both pinned by tests against the simulator's own response
+to torques:
+
+* it ignores the URDF inertia and rebuilds each body's inertia from its first
+  collision primitive (exact for boxes and spheres); our humanoid is built
+  from boxes and a sphere so both agree (see ``scripts/build_humanoid.py``);
+* its floating-base velocity-product term treats the world angular velocity
+  ``w`` as a body-frame one; the bias force is off by ``M[:, 0:3] ((R w) x v
+  - w x v)`` (``R`` the base rotation, ``v`` the base linear velocity), which
+  :meth:`Character.bias_forces` adds back;
+* ``calculateInverseDynamics`` ignores its acceleration argument (it returns
+  ``c(q, v)`` for any ``a``), so :meth:`Character.inverse_dynamics` is
+  ``M a + c``; the tests check it against the simulator instead;
+* bodies loaded with ``useFixedBase`` are mis-indexed (the result is
+  garbage), so ``fixed_base=True`` welds a floating base to the world with a
+  fixed constraint instead.
+
+Passive joint damping (the model's per-group ``damping``, N·m·s/rad) is
+PyBullet's joint damping, an explicit torque ``-d q̇`` on every DOF; it is
+part of ``c(q, v)`` (``+ d v``). Being explicit it must stay small,
+``d dt / I < 2`` for the lightest link's inertia ``I`` about the joint; it is
+what keeps our humanoid's light hands and feet from spinning up on ground
+impacts at dt = 1/60 s with the motors off.
+
+Self-collision: our humanoid defaults to none (``self_collision: off``) so
+that tracking a clip whose hands brush the thighs does not fight contacts;
+``exclude_parent`` / ``exclude_all_parents`` turn it on (the zero pose is
+free of contacts except with ancestors). Damping: linear and angular damping
+are zeroed so that the simulated body obeys ``M a + c = tau`` exactly.
+
+Joint torques set with :meth:`apply_torques` and wrenches set with
+:meth:`apply_base_wrench` act during the next ``stepSimulation`` only; apply
+them before every step.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import Iterable
+
+import numpy as np
+import pybullet as p
+from scipy.spatial.transform import Rotation
+
+from tracker.character.layout import Layout
+from tracker.character.model import Model, load_model
+from tracker.errors import ModelError
+
+_SELF_COLLISION_FLAGS = {
+    "off": 0,
+    "exclude_parent": p.URDF_USE_SELF_COLLISION | p.URDF_USE_SELF_COLLISION_EXCLUDE_PARENT,
+    "exclude_all_parents": p.URDF_USE_SELF_COLLISION | p.URDF_USE_SELF_COLLISION_EXCLUDE_ALL_PARENTS,
+}
+_UP_TO_Z = {"z": Rotation.identity(), "y": Rotation.from_euler("x", 90.0, degrees=True)}
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+class Character:
+    """One articulated character in a PyBullet client. Build it with :meth:`load`.
+
+    Attributes:
+        model: the :class:`Model` it was loaded from.
+        layout: the q/v/tau :class:`Layout` (joint names in URDF order).
+        client_id: PyBullet physics client.
+        body_id: PyBullet body unique id.
+        fixed_base: whether the base is welded to the world.
+        link_names: every link, base first, then PyBullet link order.
+        total_mass: kg.
+    """
+
+    def __init__(self, client_id: int, body_id: int, model: Model, fixed_base: bool) -> None:
+        self.client_id = client_id
+        self.body_id = body_id
+        self.model = model
+        self.layout: Layout = model.layout
+        self.fixed_base = fixed_base
+        self._weld: int | None = None
+        cid = client_id
+        self._frame = _UP_TO_Z[model.up_axis]
+        self._convert = model.up_axis != "z"
+        self._frame_inv = self._frame.inv()
+        self._frame_mat = self._frame.as_matrix()
+
+        n = p.getNumJoints(body_id, physicsClientId=cid)
+        infos = [p.getJointInfo(body_id, j, physicsClientId=cid) for j in range(n)]
+        base_name = p.getBodyInfo(body_id, physicsClientId=cid)[0].decode()
+        self.link_names: tuple[str, ...] = (base_name,) + tuple(i[12].decode() for i in infos)
+        self._link_index = {name: k - 1 for k, name in enumerate(self.link_names)}
+        kinds = {p.JOINT_SPHERICAL: "spherical", p.JOINT_REVOLUTE: "revolute"}
+        actuated = [(i[1].decode(), kinds[i[2]], i[0]) for i in infos if i[2] in kinds]
+        others = [i[1].decode() for i in infos if i[2] not in kinds and i[2] != p.JOINT_FIXED]
+        if others:
+            raise ModelError(f"{model.urdf}: unsupported joint types for {', '.join(others)} (spherical, revolute, fixed)")
+        pb_order = tuple((name, kind) for name, kind, _ in actuated)
+        lay_order = tuple((s.name, s.kind) for s in self.layout.joints)
+        if sorted(pb_order) != sorted(lay_order):
+            raise ModelError(f"{model.urdf}: PyBullet's joints {pb_order} differ from the model's {lay_order}")
+        pb_index = {name: idx for name, _, idx in actuated}
+        #: PyBullet joint index of each layout joint.
+        self._pb_joint = [pb_index[s.name] for s in self.layout.joints]
+
+        # Index maps into PyBullet's padded vectors for calculateMassMatrix / InverseDynamics (flags=1):
+        # q: base 7, then 4 or 1 per joint in PyBullet order; v: base 6 + 1 pad, then 4 (3 + pad) or 1.
+        iq, iv = np.zeros(self.layout.nq, int), np.zeros(self.layout.nv, int)
+        iq[0:7], iv[0:6] = np.arange(7), np.arange(6)
+        oq, ov = 7, 7
+        for name, kind, _ in actuated:
+            s = self.layout[name]
+            iq[s.q] = np.arange(oq, oq + (4 if kind == "spherical" else 1))
+            iv[s.v] = np.arange(ov, ov + (3 if kind == "spherical" else 1))
+            oq, ov = oq + (4 if kind == "spherical" else 1), ov + (4 if kind == "spherical" else 1)
+        self._iq, self._iv, self._nqb, self._nvb = iq, iv, oq, ov
+        self._v_slices = [s.v for s in self.layout.joints]
+        self._sph = [k for k, s in enumerate(self.layout.joints) if s.kind == "spherical"]
+        self._rev = [k for k, s in enumerate(self.layout.joints) if s.kind == "revolute"]
+        self._zero_acc = [0.0] * ov
+        self._damping = self.layout.per_dof({s.name: model.group_of(s.name).damping for s in self.layout.joints})
+        self._damped = bool(np.any(self._damping))
+        self._cache_key: bytes | None = None
+        self._cache_mb: np.ndarray | None = None
+
+        # Masses and the kinematic tree (including fixed joints).
+        masses = [p.getDynamicsInfo(body_id, k, physicsClientId=cid)[0] for k in range(-1, n)]
+        self.link_masses: dict[str, float] = dict(zip(self.link_names, map(float, masses)))
+        self.total_mass = float(sum(masses))
+        parent = {i[12].decode(): self.link_names[i[16] + 1] for i in infos}
+        subtree = dict(self.link_masses)
+        for name in reversed(self.link_names[1:]):  # children come after their parents in PyBullet order
+            subtree[parent[name]] += subtree[name]
+        self._subtree_mass = subtree
+        child_of_joint = {i[1].decode(): i[12].decode() for i in infos}
+        #: Mass carried by each actuated joint: its child link and everything outboard, kg.
+        self.supported_mass: dict[str, float] = {s.name: subtree[child_of_joint[s.name]] for s in self.layout.joints}
+        self._joint_limits_urdf = {i[1].decode(): (i[8], i[9]) for i in infos if i[2] == p.JOINT_REVOLUTE}
+        di = p.getDynamicsInfo(body_id, -1, physicsClientId=cid)
+        self._base_inertial = (np.array(di[3]), Rotation.from_quat(di[4]))
+
+    # -- construction -----------------------------------------------------------
+    @classmethod
+    def load(
+        cls,
+        client_id: int,
+        model: Model | str = "humanoid",
+        base_position: Iterable[float] | None = None,
+        base_orientation: Iterable[float] | None = None,
+        fixed_base: bool = False,
+        self_collision: str | None = None,
+        match_dynamics_inertia: bool | None = None,
+    ) -> "Character":
+        """Load a model into PyBullet client ``client_id`` and disable its default motors.
+
+        Args:
+            client_id: a connected PyBullet client.
+            model: a :class:`Model`, a registered name or a model YAML path.
+            base_position: world position of the base, m; default standing above the origin.
+            base_orientation: base quaternion xyzw in our axes; default identity (facing +X).
+            fixed_base: weld the base to the world with a fixed constraint (not ``useFixedBase``,
+                whose bodies PyBullet's floating-base dynamics routines mis-index); the
+                base velocity in ``v`` is then zero and the base rows of ``M`` and
+                ``c`` give the wrench the weld supplies.
+            self_collision: override the model's ``self_collision`` mode.
+            match_dynamics_inertia: override the model's ``match_dynamics_inertia``.
+
+        Returns:
+            the character, in the zero pose at rest.
+        """
+        mdl = load_model(model)
+        mode = self_collision if self_collision is not None else mdl.self_collision
+        if mode not in _SELF_COLLISION_FLAGS:
+            raise ModelError(f"self_collision {mode!r} is not one of: {', '.join(_SELF_COLLISION_FLAGS)}")
+        flags = p.URDF_MAINTAIN_LINK_ORDER | _SELF_COLLISION_FLAGS[mode]
+        if mdl.use_inertia_from_file:
+            flags |= p.URDF_USE_INERTIA_FROM_FILE
+        pos = np.array([0.0, 0.0, mdl.standing_root_height] if base_position is None else list(base_position), float)
+        orn = np.array([0, 0, 0, 1.0] if base_orientation is None else list(base_orientation), float)
+        if pos.shape != (3,) or orn.shape != (4,) or not (np.isfinite(pos).all() and np.isfinite(orn).all()):
+            raise ValueError("base_position must be 3 finite numbers and base_orientation 4 (xyzw)")
+        orn_b = (Rotation.from_quat(orn) * _UP_TO_Z[mdl.up_axis]).as_quat()
+        body = p.loadURDF(str(mdl.urdf), pos.tolist(), orn_b.tolist(), useFixedBase=False,
+                          globalScaling=mdl.global_scaling, flags=flags, physicsClientId=client_id)
+        if body < 0:
+            raise ModelError(f"{mdl.urdf}: PyBullet could not load the URDF")
+        char = cls(client_id, body, mdl, bool(fixed_base))
+        char._configure()
+        if mdl.match_dynamics_inertia if match_dynamics_inertia is None else match_dynamics_inertia:
+            char._match_dynamics_inertia()
+        if fixed_base:
+            # A weld to the world instead of useFixedBase: PyBullet's flags=1 dynamics mis-index fixed-base bodies.
+            char._weld = p.createConstraint(body, -1, -1, -1, p.JOINT_FIXED, [0, 0, 0], [0, 0, 0], pos.tolist(),
+                                            childFrameOrientation=orn_b.tolist(), physicsClientId=client_id)
+            p.changeConstraint(char._weld, maxForce=1e9, physicsClientId=client_id)
+        q = mdl.layout.neutral_q()
+        q[0:3], q[3:7] = pos, orn / np.linalg.norm(orn)
+        char.reset_state(q, np.zeros(mdl.layout.nv))
+        return char
+
+    def _configure(self) -> None:
+        b, cid = self.body_id, self.client_id
+        p.changeDynamics(b, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=cid)
+        for k in range(-1, len(self.link_names) - 1):
+            p.changeDynamics(b, k, lateralFriction=self.model.lateral_friction, jointDamping=0.0, physicsClientId=cid)
+        for s, k in zip(self.layout.joints, self._pb_joint):
+            p.changeDynamics(b, k, jointDamping=self.model.group_of(s.name).damping, physicsClientId=cid)
+        rev = [self._pb_joint[k] for k in self._rev]
+        sph = [self._pb_joint[k] for k in self._sph]
+        if rev:
+            p.setJointMotorControlArray(b, rev, p.VELOCITY_CONTROL, forces=[0.0] * len(rev), physicsClientId=cid)
+        if sph:
+            p.setJointMotorControlMultiDofArray(
+                b, sph, p.POSITION_CONTROL, targetPositions=[[0.0, 0.0, 0.0, 1.0]] * len(sph),
+                positionGains=[0.0] * len(sph), velocityGains=[0.0] * len(sph),
+                forces=[[0.0, 0.0, 0.0]] * len(sph), physicsClientId=cid)
+
+    def dynamics_inertia(self) -> dict[str, np.ndarray]:
+        """Link -> principal inertia ``(3,)`` kg m² that ``calculateMassMatrix(flags=1)`` assumes.
+
+        PyBullet's floating-base dynamics (DeepMimic's RBD code) rebuild each
+        body's inertia from its first collision shape, in the link's inertial
+        frame: boxes ``m (b² + c²) / 12 ...``, spheres ``2 m r² / 5``, and
+        capsules as if along the frame's Y axis with DeepMimic's formula
+        (cylinder mass ``m_c``, each hemisphere ``m_h``, cylinder length ``h``):
+        ``Ixx = Izz = m_c (r²/4 + h²/12) + 2 m_h (2 r²/5 + 3 r h/8 + h²/2)``,
+        ``Iyy = (m_c/2 + 4 m_h/5) r²``. Links without a collision shape are left out.
+        """
+        b, cid = self.body_id, self.client_id
+        out = {}
+        for k in range(-1, len(self.link_names) - 1):
+            shapes = p.getCollisionShapeData(b, k, physicsClientId=cid)
+            if not shapes:
+                continue
+            kind, dims = shapes[0][2], shapes[0][3]
+            m = p.getDynamicsInfo(b, k, physicsClientId=cid)[0]
+            if kind == p.GEOM_BOX:
+                a, bb, c = dims
+                inertia = [m * (bb * bb + c * c) / 12, m * (a * a + c * c) / 12, m * (a * a + bb * bb) / 12]
+            elif kind == p.GEOM_SPHERE:
+                inertia = [0.4 * m * dims[0] ** 2] * 3
+            elif kind == p.GEOM_CAPSULE:
+                h, r = dims[0], dims[1]
+                v_c, v_h = np.pi * r * r * h, 2.0 / 3.0 * np.pi * r ** 3
+                m_c, m_h = m * v_c / (v_c + 2 * v_h), m * v_h / (v_c + 2 * v_h)
+                x = m_c * (r * r / 4 + h * h / 12) + 2 * m_h * (0.4 * r * r + 3 / 8 * r * h + 0.5 * h * h)
+                inertia = [x, (0.5 * m_c + 0.8 * m_h) * r * r, x]
+            else:
+                raise ModelError(f"{self.model.urdf}: link {self.link_name(k)!r}: no dynamics inertia for "
+                                 f"collision geometry type {kind} (box, sphere, capsule)")
+            out[self.link_name(k)] = np.array(inertia, dtype=float)
+        return out
+
+    def _match_dynamics_inertia(self) -> None:
+        for name, inertia in self.dynamics_inertia().items():
+            p.changeDynamics(self.body_id, self.link_index(name), localInertiaDiagonal=inertia.tolist(),
+                             physicsClientId=self.client_id)
+
+    def remove(self) -> None:
+        """Remove the body from the client."""
+        p.removeBody(self.body_id, physicsClientId=self.client_id)
+
+    # -- names and constants ------------------------------------------------------
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Actuated joints in layout order."""
+        return self.layout.names
+
+    def link_index(self, name: str) -> int:
+        """PyBullet link index of ``name`` (-1 for the base), for contact queries."""
+        try:
+            return self._link_index[name]
+        except KeyError:
+            raise ModelError(f"{self.model.name}: no link {name!r} (links: {', '.join(self.link_names)})") from None
+
+    def link_name(self, index: int) -> str:
+        """Link name of PyBullet link index ``index`` (-1 for the base)."""
+        return self.link_names[index + 1]
+
+    def standing_q(self) -> np.ndarray:
+        """The zero pose with the base at the model's standing height above the origin, ``(nq,)``."""
+        return self.model.standing_q()
+
+    def kp_vector(self) -> np.ndarray:
+        """Default proportional gains per DOF ``(nv,)``, N·m/rad (base entries 0)."""
+        return self._per_dof(lambda g: g.kp, 0.0)
+
+    def kd_vector(self, dt: float | None = None) -> np.ndarray:
+        """Default derivative gains per DOF ``(nv,)``, N·m·s/rad (base entries 0).
+
+        ``dt`` is accepted for callers that scale gains by the time step; the
+        model's ``kd`` values are absolute and do not depend on it.
+        """
+        return self._per_dof(lambda g: g.kd, 0.0)
+
+    def damping_vector(self) -> np.ndarray:
+        """Passive joint damping per DOF ``(nv,)``, N·m·s/rad (base entries 0); ``c`` includes ``damping * v``."""
+        return self._per_dof(lambda g: g.damping, 0.0)
+
+    def torque_limit_vector(self) -> np.ndarray:
+        """Torque limit per DOF ``(nv,)``, N·m (base entries ``inf``)."""
+        return self._per_dof(lambda g: g.torque_limit, np.inf)
+
+    def supported_mass_vector(self) -> np.ndarray:
+        """Outboard (supported) mass per DOF ``(nv,)``, kg; base entries hold the total mass."""
+        return self.layout.per_dof(self.supported_mass, base=self.total_mass)
+
+    def joint_limit_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-DOF ``(lower, upper)`` limits ``(nv,)``, rad.
+
+        Revolute joints: the URDF limits. Spherical joints: the model's
+        rotation-vector bounds, or ``±pi`` if it gives none. Base: ``±inf``.
+        """
+        lo, hi = np.full(self.layout.nv, -np.inf), np.full(self.layout.nv, np.inf)
+        for s in self.layout.joints:
+            if s.kind == "revolute":
+                a, b = self._joint_limits_urdf[s.name]
+                lo[s.v], hi[s.v] = (a, b) if a <= b else (-np.inf, np.inf)
+            elif s.name in self.model.joint_limits:
+                lo[s.v], hi[s.v] = self.model.joint_limits[s.name]
+            else:
+                lo[s.v], hi[s.v] = -np.pi, np.pi
+        return lo, hi
+
+    def _per_dof(self, value, base: float) -> np.ndarray:
+        return self.layout.per_dof({j: value(self.model.group_of(j)) for j in self.layout.names}, base=base)
+
+    # -- state --------------------------------------------------------------------
+    def get_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """The current ``(q (nq,), v (nv,))``."""
+        b, cid = self.body_id, self.client_id
+        pos, orn = p.getBasePositionAndOrientation(b, physicsClientId=cid)
+        lin, ang = p.getBaseVelocity(b, physicsClientId=cid)
+        states = p.getJointStatesMultiDof(b, self._pb_joint, physicsClientId=cid)
+        lay = self.layout
+        q = np.fromiter(chain(pos, orn, *(s[0] for s in states)), float, lay.nq)
+        v = np.fromiter(chain(lin, ang, *(s[1] for s in states)), float, lay.nv)
+        if self._convert:
+            q, v = self._from_bullet(q, v)
+        return q, v
+
+    def reset_state(self, q: np.ndarray, v: np.ndarray | None = None) -> None:
+        """Teleport the character to ``q`` ``(nq,)`` with velocity ``v`` ``(nv,)`` (default zero)."""
+        lay = self.layout
+        q = np.asarray(q, dtype=float)
+        v = np.zeros(lay.nv) if v is None else np.asarray(v, dtype=float)
+        if q.shape != (lay.nq,) or v.shape != (lay.nv,):
+            raise ValueError(f"expected q ({lay.nq},) and v ({lay.nv},), got {q.shape} and {v.shape}")
+        qb, vb = self._to_bullet(q, v) if self._convert else (q, v)
+        b, cid = self.body_id, self.client_id
+        p.resetBasePositionAndOrientation(b, qb[0:3].tolist(), qb[3:7].tolist(), physicsClientId=cid)
+        p.resetBaseVelocity(b, vb[0:3].tolist(), vb[3:6].tolist(), physicsClientId=cid)
+        self._move_weld(qb[0:3], qb[3:7])
+        p.resetJointStatesMultiDof(
+            b, self._pb_joint,
+            targetValues=[qb[s.q].tolist() for s in lay.joints],
+            targetVelocities=[vb[s.v].tolist() for s in lay.joints],
+            physicsClientId=cid)
+
+    def reset_base(self, base_q: np.ndarray, base_v: np.ndarray) -> None:
+        """Teleport the base only: ``base_q`` = position + quaternion (7,), ``base_v`` = world lin + ang (6,)."""
+        base_q, base_v = np.asarray(base_q, float), np.asarray(base_v, float)
+        orn = Rotation.from_quat(base_q[3:7])
+        if self._convert:
+            orn = orn * self._frame
+        b, cid = self.body_id, self.client_id
+        p.resetBasePositionAndOrientation(b, base_q[0:3].tolist(), orn.as_quat().tolist(), physicsClientId=cid)
+        p.resetBaseVelocity(b, base_v[0:3].tolist(), base_v[3:6].tolist(), physicsClientId=cid)
+        self._move_weld(base_q[0:3], orn.as_quat())
+
+    def _move_weld(self, pos: np.ndarray, orn_bullet: np.ndarray) -> None:
+        if self._weld is not None:
+            p.changeConstraint(self._weld, jointChildPivot=list(map(float, pos)),
+                               jointChildFrameOrientation=list(map(float, orn_bullet)), maxForce=1e9,
+                               physicsClientId=self.client_id)
+
+    # -- forces -------------------------------------------------------------------
+    def apply_torques(self, tau: np.ndarray) -> None:
+        """Apply generalized forces ``tau`` ``(nv,)`` for the next step.
+
+        Joint entries become joint torques (TORQUE_CONTROL); nonzero base
+        entries become a world force at the base origin and a world torque
+        (:meth:`apply_base_wrench`).
+        """
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape != (self.layout.nv,):
+            raise ValueError(f"expected tau ({self.layout.nv},), got {tau.shape}")
+        if self._convert:
+            tau = self._vec_to_bullet(tau)
+        forces = [tau[sl].tolist() for sl in self._v_slices]
+        p.setJointMotorControlMultiDofArray(self.body_id, self._pb_joint, p.TORQUE_CONTROL, forces=forces,
+                                            physicsClientId=self.client_id)
+        if np.any(tau[0:6] != 0.0):
+            self.apply_base_wrench(tau[0:3], tau[3:6])
+
+    def apply_base_wrench(self, force: np.ndarray, torque: np.ndarray) -> None:
+        """Apply a world-frame ``force`` (3,) N at the base origin and a world ``torque`` (3,) N·m, next step only."""
+        b, cid = self.body_id, self.client_id
+        pos = p.getBasePositionAndOrientation(b, physicsClientId=cid)[0]
+        p.applyExternalForce(b, -1, list(map(float, force)), pos, p.WORLD_FRAME, physicsClientId=cid)
+        p.applyExternalTorque(b, -1, list(map(float, torque)), p.WORLD_FRAME, physicsClientId=cid)
+
+    # -- dynamics -----------------------------------------------------------------
+    def mass_matrix(self, q: np.ndarray | None = None) -> np.ndarray:
+        """Joint-space inertia ``M(q)`` ``(nv, nv)`` in our layout (default: at the current state)."""
+        if q is None:
+            q = self.get_state()[0]
+        mb = self._bullet_mass_matrix(np.asarray(q, dtype=float))
+        m = mb[np.ix_(self._iv, self._iv)]
+        if self._convert:
+            t = self._velocity_transform()
+            m = t.T @ m @ t
+        return m
+
+    def bias_forces(self, q: np.ndarray | None = None, v: np.ndarray | None = None) -> np.ndarray:
+        """Coriolis, centrifugal, gravity and joint-damping forces ``c(q, v)`` ``(nv,)`` (default: current state).
+
+        PyBullet's ``calculateInverseDynamics(flags=1)`` (which returns the
+        rigid-body bias whatever acceleration it is given), plus the root
+        velocity-product correction described in the module docstring, plus
+        the passive joint damping ``damping_vector() * v``.
+        """
+        if q is None or v is None:
+            q0, v0 = self.get_state()
+            q = q0 if q is None else q
+            v = v0 if v is None else v
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        qb, vb = self._to_bullet(q, v) if self._convert else (q, v)
+        qd = np.zeros(self._nvb)
+        qd[self._iv] = vb
+        qbp = np.empty(self._nqb)
+        qbp[self._iq] = qb
+        c_b = np.array(p.calculateInverseDynamics(self.body_id, qbp.tolist(), qd.tolist(), self._zero_acc, flags=1,
+                                                  physicsClientId=self.client_id))
+        w, lin = vb[3:6], vb[0:3]
+        if np.any(w) and np.any(lin):
+            rot = Rotation.from_quat(qb[3:7]).as_matrix()
+            c_b = c_b + self._bullet_mass_matrix(q)[:, 0:3] @ (np.cross(rot @ w, lin) - np.cross(w, lin))
+        c = c_b[self._iv]
+        if self._convert:
+            c = self._vec_from_bullet(c)
+        return c + self._damping * v if self._damped else c
+
+    def inverse_dynamics(self, a: np.ndarray, q: np.ndarray | None = None, v: np.ndarray | None = None) -> np.ndarray:
+        """Generalized forces ``M(q) a + c(q, v)`` ``(nv,)`` that produce acceleration ``a`` ``(nv,)``."""
+        if q is None or v is None:
+            q0, v0 = self.get_state()
+            q = q0 if q is None else q
+            v = v0 if v is None else v
+        return self.mass_matrix(q) @ np.asarray(a, dtype=float) + self.bias_forces(q, v)
+
+    def _bullet_mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        """PyBullet's padded mass matrix at our ``q``, cached for the last ``q``."""
+        key = q.tobytes()
+        if key != self._cache_key:
+            qb = self._to_bullet(q, None)[0] if self._convert else q
+            qbp = np.empty(self._nqb)
+            qbp[self._iq] = qb
+            self._cache_mb = np.array(p.calculateMassMatrix(self.body_id, qbp.tolist(), flags=1,
+                                                            physicsClientId=self.client_id))
+            self._cache_key = key
+        return self._cache_mb
+
+    # -- kinematics -----------------------------------------------------------------
+    def link_poses(self, names: Iterable[str] | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """World pose of each link's URDF frame: name -> ``(position (3,) m, quaternion xyzw (4,))``."""
+        names = self.link_names if names is None else tuple(names)
+        idx = [self.link_index(n) for n in names]
+        b, cid = self.body_id, self.client_id
+        out = {}
+        links = [k for k in idx if k >= 0]
+        states = dict(zip(links, p.getLinkStates(b, links, computeForwardKinematics=1, physicsClientId=cid))) \
+            if links else {}
+        for name, k in zip(names, idx):
+            if k < 0:
+                pos, orn = p.getBasePositionAndOrientation(b, physicsClientId=cid)
+                rot = Rotation.from_quat(orn) * self._base_inertial[1].inv()
+                pos = np.array(pos) - rot.apply(self._base_inertial[0])
+            else:
+                pos, rot = np.array(states[k][4]), Rotation.from_quat(states[k][5])
+            if self._convert:
+                rot = rot * self._frame_inv
+            out[name] = (np.asarray(pos, dtype=float), rot.as_quat())
+        return out
+
+    def link_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """World pose of one link frame: ``(position (3,) m, quaternion xyzw (4,))``."""
+        return self.link_poses([name])[name]
+
+    def end_effector_poses(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """End effector name -> world pose of its link frame ``(position (3,), quaternion (4,))``."""
+        poses = self.link_poses(self.model.end_effectors.values())
+        return {ee: poses[link] for ee, link in self.model.end_effectors.items()}
+
+    def link_com_positions(self) -> np.ndarray:
+        """World centre of mass of every link ``(L, 3)`` m, in :attr:`link_names` order."""
+        b, cid = self.body_id, self.client_id
+        base = p.getBasePositionAndOrientation(b, physicsClientId=cid)[0]
+        states = p.getLinkStates(b, list(range(len(self.link_names) - 1)), computeForwardKinematics=1,
+                                 physicsClientId=cid)
+        return np.array([base] + [s[0] for s in states], dtype=float)
+
+    def link_velocities(self) -> tuple[np.ndarray, np.ndarray]:
+        """World linear velocity of every link's centre of mass and its angular velocity, ``(L, 3)`` each."""
+        b, cid = self.body_id, self.client_id
+        lin, ang = p.getBaseVelocity(b, physicsClientId=cid)
+        states = p.getLinkStates(b, list(range(len(self.link_names) - 1)), computeLinkVelocity=1,
+                                 computeForwardKinematics=1, physicsClientId=cid)
+        return (np.array([lin] + [s[6] for s in states], dtype=float),
+                np.array([ang] + [s[7] for s in states], dtype=float))
+
+    def center_of_mass(self) -> np.ndarray:
+        """World centre of mass of the whole character ``(3,)`` m."""
+        m = np.array([self.link_masses[n] for n in self.link_names])
+        return m @ self.link_com_positions() / self.total_mass
+
+    # -- frame conversion (Y-up models) ----------------------------------------------
+    def _velocity_transform(self) -> np.ndarray:
+        """``T`` with ``v_bullet = T v`` ``(nv, nv)``: identity except ``C⁻¹`` on spherical blocks."""
+        t = np.eye(self.layout.nv)
+        ct = self._frame_mat.T
+        for k in self._sph:
+            sl = self._v_slices[k]
+            t[sl, sl] = ct
+        return t
+
+    def _vec_to_bullet(self, x: np.ndarray) -> np.ndarray:
+        """A v-shaped vector (velocity, acceleration, torque) from our axes to PyBullet's."""
+        x = np.array(x, dtype=float)
+        if self._sph:
+            idx = self.layout.sph_v
+            x[idx] = x[idx] @ self._frame_mat  # rows times C == C^T applied to each row
+        return x
+
+    def _vec_from_bullet(self, x: np.ndarray) -> np.ndarray:
+        x = np.array(x, dtype=float)
+        if self._sph:
+            idx = self.layout.sph_v
+            x[idx] = x[idx] @ self._frame_mat.T
+        return x
+
+    def _to_bullet(self, q: np.ndarray, v: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+        qb = np.array(q, dtype=float)
+        qb[3:7] = (Rotation.from_quat(q[3:7]) * self._frame).as_quat()
+        if self._sph:
+            idx = self.layout.sph_q
+            qb[idx] = (self._frame_inv * Rotation.from_quat(q[idx]) * self._frame).as_quat()
+        return qb, (None if v is None else self._vec_to_bullet(v))
+
+    def _from_bullet(self, qb: np.ndarray, vb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        q = np.array(qb, dtype=float)
+        q[3:7] = (Rotation.from_quat(qb[3:7]) * self._frame_inv).as_quat()
+        if self._sph:
+            idx = self.layout.sph_q
+            q[idx] = (self._frame * Rotation.from_quat(qb[idx]) * self._frame_inv).as_quat()
+        return q, self._vec_from_bullet(vb)
