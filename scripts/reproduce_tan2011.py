@@ -325,13 +325,16 @@ def main(argv: list[str] | None = None) -> int:
             "SPD with the semi-implicit prediction, stepped by PyBullet vs by the analytic model:\n"
         )
         parts.append(pybullet_markdown())
-    parts.append(f"\n_Run time: {time.perf_counter() - t0:.1f} s._\n")
 
     report = "\n".join(parts)
     print(report)
     _atomic_write(args.out / "tan2011.md", lambda f: f.write(report))
     plot_figure4(kps, pd, spd, args.out / "tan2011_fig4.png")
-    print(f"wrote {args.out / 'tan2011.md'} and {args.out / 'tan2011_fig4.png'}", file=sys.stderr)
+    print(
+        f"wrote {args.out / 'tan2011.md'} and {args.out / 'tan2011_fig4.png'} "
+        f"in {time.perf_counter() - t0:.1f} s",
+        file=sys.stderr,
+    )
     return 0
 
 
