@@ -26,18 +26,23 @@ def joint_errors(layout: Layout, q: np.ndarray, q_ref: np.ndarray) -> np.ndarray
     return out
 
 
-def position_errors(kin, q: np.ndarray, q_ref: np.ndarray, links=EE_LINKS) -> dict[str, np.ndarray]:
-    """World distance ``(N,)`` m between simulated and reference link origins, plus ``root``."""
+def position_errors(kin, q: np.ndarray, q_ref: np.ndarray, end_effectors=None) -> dict[str, np.ndarray]:
+    """World distance ``(N,)`` m between simulated and reference link origins, plus ``root``.
+
+    Args:
+        end_effectors: name -> link (a model's ``end_effectors``); default our humanoid's links.
+    """
     pos, _ = kin.forward(q)
     pos_r, _ = kin.forward(q_ref)
     out = {"root": np.linalg.norm(q[:, 0:3] - q_ref[:, 0:3], axis=1)}
-    for link in links:
+    ees = end_effectors or {name: name for name in EE_LINKS}
+    for name, link in ees.items():
         if link in pos:
-            out[link] = np.linalg.norm(pos[link] - pos_r[link], axis=1)
+            out[name] = np.linalg.norm(pos[link] - pos_r[link], axis=1)
     return out
 
 
-def tracking_metrics(rec, kin=None, fall_height: float = 0.5) -> dict:
+def tracking_metrics(rec, kin=None, fall_height: float = 0.5, end_effectors=None) -> dict:
     """The metrics of a :class:`~tracker.sim.recording.Recording` as a JSON-able dict.
 
     Keys: ``joint_error_mean_rad``, ``joint_error_max_rad``, ``joint_error_by_joint``,
@@ -61,7 +66,7 @@ def tracking_metrics(rec, kin=None, fall_height: float = 0.5) -> dict:
     out["joint_error_by_joint"] = {s.name: float(err[:, k].mean()) for k, s in enumerate(lay.joints)}
     out["root_error_mean_m"] = float(np.linalg.norm(q[:, 0:3] - q_ref[:, 0:3], axis=1).mean())
     if kin is not None:
-        pe = position_errors(kin, q, q_ref)
+        pe = position_errors(kin, q, q_ref, end_effectors)
         out["ee_error_mean_m"] = float(np.mean([pe[k].mean() for k in pe if k != "root"]))
         out["ee_error_by_link"] = {k: float(v.mean()) for k, v in pe.items() if k != "root"}
     act = slice(6, None) if lay.has_base else slice(None)

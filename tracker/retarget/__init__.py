@@ -20,7 +20,7 @@ def load_clip_reference(
     unit: str | None = None,
     return_parts: bool = False,
 ):
-    """A reference for ``clip``: a saved ``.npz`` reference, or a BVH retargeted now.
+    """A reference for ``clip``: a saved ``.npz`` reference, a DeepMimic motion file, or a BVH retargeted now.
 
     Returns:
         the :class:`Reference`; with ``return_parts``, ``(reference, motion, kinematics)``
@@ -31,6 +31,17 @@ def load_clip_reference(
 
     mdl = load_model(model)
     path = Path(clip)
+    if not path.exists():
+        from tracker.errors import RetargetError
+
+        raise RetargetError(f"{path}: no such clip")
+    from tracker.retarget.deepmimic import is_deepmimic_file, read_deepmimic
+
+    if is_deepmimic_file(path):
+        ref = read_deepmimic(path, mdl)
+        if fps is not None:
+            ref = ref.resample(fps)
+        return (ref, None, mdl.kinematics()) if return_parts else ref
     if path.suffix == ".npz":
         ref = Reference.load(path)
         if fps is not None:
