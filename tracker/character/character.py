@@ -423,6 +423,26 @@ class Character:
         if np.any(tau[0:6] != 0.0):
             self.apply_base_wrench(tau[0:3], tau[3:6])
 
+    def apply_stable_pd(self, q_target: np.ndarray, v_target: np.ndarray, kp: np.ndarray, kd: np.ndarray,
+                        tau_max: np.ndarray) -> None:
+        """Servo the joints with PyBullet's own ``STABLE_PD_CONTROL`` for the next step.
+
+        Args:
+            q_target, v_target: target ``(nq,)`` and ``(nv,)`` in our layout (base entries unused).
+            kp, kd, tau_max: per-DOF ``(nv,)``; PyBullet takes one gain per joint, so the
+                first DOF's value of each joint is used (ours are uniform within a joint).
+        """
+        qb, vb = self._to_bullet(q_target, v_target) if self._convert else (q_target, v_target)
+        lay = self.layout
+        p.setJointMotorControlMultiDofArray(
+            self.body_id, self._pb_joint, p.STABLE_PD_CONTROL,
+            targetPositions=[qb[s.q].tolist() for s in lay.joints],
+            targetVelocities=[vb[s.v].tolist() for s in lay.joints],
+            positionGains=[float(kp[s.v.start]) for s in lay.joints],
+            velocityGains=[float(kd[s.v.start]) for s in lay.joints],
+            forces=[np.minimum(tau_max[s.v], 1e9).tolist() for s in lay.joints],
+            physicsClientId=self.client_id)
+
     def apply_base_wrench(self, force: np.ndarray, torque: np.ndarray) -> None:
         """Apply a world-frame ``force`` (3,) N at the base origin and a world ``torque`` (3,) N·m, next step only."""
         b, cid = self.body_id, self.client_id

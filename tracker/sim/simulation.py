@@ -112,6 +112,7 @@ class Simulation:
         if opt.controller == "native":
             kwargs["character"] = self.character
         self.controller = create_controller(opt.controller, layout=lay, dynamics=self.character, **kwargs)
+        self._native = bool(getattr(self.controller, "drives_root_kinematically", False))
         self.t = opt.start
         self.gains = self.base_gains
         self.reset()
@@ -146,18 +147,19 @@ class Simulation:
         self.gains = self.gains_fn(self.t, self.base_gains) if self.gains_fn else self.base_gains
         if self.scenario is not None:
             self.scenario.before_step(self, self.t)
-        if opt.root == "kinematic":
+        if opt.root == "kinematic" or self._native:
             q_now, v_now = self.reference.sample(self.t)
-            q = q.copy(); v = v.copy()
+            q, v = q.copy(), v.copy()
             q[0:7], v[0:6] = q_now[0:7], v_now[0:6]
             c.reset_base(q[0:7], v[0:6])
         tau = self.controller.torques(State(q, v), Target(q_next, v_next), self.gains, dt)
-        if opt.root == "free":
-            tau[0:6] = 0.0
-        # joint torques; the base entries as a world wrench. A kinematic root is re-set to the
-        # reference every step and also gets the wrench, so that within the step the joints
-        # push against a held base, as the SPD solve assumed.
-        c.apply_torques(tau)
+        if not self._native:
+            if opt.root == "free":
+                tau[0:6] = 0.0
+            # Joint torques, and the base entries as a world wrench. A kinematic root is re-set to
+            # the reference every step and also gets the wrench, so that within the step the
+            # joints push against a held base, as the SPD solve assumed.
+            c.apply_torques(tau)
         self.world.step()
         self.t += dt
         if self.scenario is not None:
