@@ -17,7 +17,10 @@ Anthropometry
     1741 mm stature not covered by the table's vertical segments (149.6 mm) is
     split into the ankle height (floor to lateral malleolus, 70.0 mm) and the
     neck (suprasternale to mid-gonion, 79.6 mm). Breadths and depths are
-    plausible adult values chosen so the implied densities are 0.7-1.2 kg/L.
+    plausible adult values with implied densities of 0.9-1.2 kg/L (the hand
+    and foot boxes, which also enclose the air between fingers and toes,
+    0.6-0.65 kg/L); the hand box is 45 mm thick so that its smallest moment
+    of inertia stays workable at dt = 1/60 s.
 
 Zero pose and axes (the retargeter relies on these)
     World Z up, the character faces +X, +Y is its left. In the zero pose (all
@@ -101,7 +104,7 @@ NECK_MM = SAMPLE_STATURE_MM - ANKLE_HEIGHT_MM - sum(
 
 # Lateral joint offsets and shape breadths (m): adult values, not in de Leva's table.
 HIP_Y = 0.085
-SHOULDER_Y = 0.18
+SHOULDER_Y = 0.19
 SHOULDER_BELOW_SUPR = 0.035  # shoulder joint centre below the suprasternale
 HEEL_BEHIND_ANKLE = 0.070  # back face of the foot box behind the ankle joint
 FOOT_BOX_HEIGHT = 0.06
@@ -113,8 +116,8 @@ BOX_SECTION: dict[str, tuple[float, float]] = {
     "chest": (0.21, 0.32),
     "upper_arm": (0.085, 0.08),
     "forearm": (0.065, 0.065),
-    "hand": (0.085, 0.03),
-    "thigh": (0.15, 0.14),
+    "hand": (0.085, 0.045),
+    "thigh": (0.15, 0.13),
     "shank": (0.09, 0.085),
 }
 
