@@ -143,6 +143,62 @@ def bench_retarget(args: argparse.Namespace) -> list[Row]:
     ]
 
 
+def _sim_cases(model_name: str, clip, dt: float, steps: int, repeat: int) -> dict[str, tuple[float, str]]:
+    """Seconds per step of spd / native / pd / a bare stepSimulation loop on one model and clip."""
+    import pybullet as p
+
+    from tracker.character.model import load_model
+    from tracker.retarget import load_clip_reference
+    from tracker.sim.simulation import SimOptions, Simulation
+
+    model = load_model(model_name)
+    ref = load_clip_reference(clip, model=model_name)
+    out = {}
+    for ctrl in ("spd", "native", "pd"):
+        best, note = float("inf"), ""
+        for _ in range(max(1, repeat)):
+            sim = Simulation(model, ref, SimOptions(controller=ctrl, dt=dt))
+            rec = sim.run(steps * dt)
+            sim.close()
+            per = rec.meta["wall_s"] / max(rec.n_steps, 1)
+            best = min(best, per)
+            note = f"{rec.n_steps} steps" + (f", diverged ({rec.message})" if rec.diverged else "")
+        out[ctrl] = (best, note)
+    sim = Simulation(model, ref, SimOptions(controller="spd", dt=dt))
+    client = sim.world.client
+    best = float("inf")
+    for _ in range(max(1, repeat)):
+        start = time.perf_counter()
+        for _ in range(steps):
+            p.stepSimulation(physicsClientId=client)
+        best = min(best, (time.perf_counter() - start) / steps)
+    sim.close()
+    out["stepSimulation only"] = (best, f"{steps} steps, no control")
+    return out
+
+
+@section("sim")
+def bench_sim(args: argparse.Namespace) -> list[Row]:
+    """Time per step: spd, native (PyBullet STABLE_PD_CONTROL), pd, bare stepSimulation; same model, clip, dt."""
+    motions = Path(__import__("pybullet_data").getDataPath()) / "data" / "motions"
+    cases = [
+        ("humanoid", MOCAP_DIR / "cmu_02_01_walk.bvh", "CMU walk"),
+        ("humanoid", MOCAP_DIR / "cmu_10_01_soccer_kick.bvh", "CMU kick"),
+        ("deepmimic", motions / "humanoid3d_walk.txt", "DeepMimic walk"),
+        ("deepmimic", motions / "humanoid3d_spinkick.txt", "DeepMimic spinkick"),
+    ]
+    rows: list[Row] = []
+    for dt, label in ((1 / 240, "1/240"), (1 / 60, "1/60")):
+        for model, clip, name in cases:
+            res = _sim_cases(model, clip, dt, steps=240 if dt < 0.01 else 120, repeat=min(args.repeat, 3))
+            for ctrl, (sec, note) in res.items():
+                rows.append(Row(f"{model} {name} dt={label}: {ctrl}", sec,
+                                note=f"{dt / sec:6.1f}x real time; {note}"))
+            rows.append(Row(f"{model} {name} dt={label}: spd / native", ratio=res["spd"][0] / res["native"][0],
+                            note="issue 5 target <= 1.25"))
+    return rows
+
+
 # --- driver ----------------------------------------------------------------------------------------
 
 

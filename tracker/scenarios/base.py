@@ -1,0 +1,101 @@
+"""The scenario contract: lifecycle hooks the simulation calls, and ball launch specs.
+
+A scenario is any object with::
+
+    reset(sim)                # after the character is placed at the clip's start
+    before_step(sim, t)       # before control at time t (launch balls here)
+    after_step(sim, t)        # after stepSimulation, t = new time (read contacts here)
+    events: list[dict]        # contact events {"t", "link", "impulse", "ball", "speed"} so far
+    ball_positions() -> (N, B, 3) | None   # per recorded step, for the Recording
+
+``sim`` is a :class:`tracker.sim.simulation.Simulation` (``sim.world.client``,
+``sim.character``, ``sim.reference``, ``sim.opt.dt``, ``sim.t``). The gain
+schedule reads ``events`` to start reactions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+
+@dataclass(frozen=True)
+class BallPreset:
+    """A ball type. SI units.
+
+    Attributes:
+        name: registry name (``soccer``, ``soccer_heavy``, ``volleyball``, ``basketball``...).
+        mass: kg.
+        radius: m.
+        restitution: coefficient of restitution against the ground (0..1).
+        lateral_friction: Coulomb friction coefficient.
+        rolling_friction: rolling friction (PyBullet's, m).
+        spinning_friction: spinning friction (PyBullet's, m).
+        colour: RGBA.
+    """
+
+    name: str
+    mass: float
+    radius: float
+    restitution: float
+    lateral_friction: float = 0.6
+    rolling_friction: float = 0.001
+    spinning_friction: float = 0.001
+    colour: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One ball launched at the character, aimed at a link at a clip time.
+
+    Attributes:
+        ball: preset name.
+        target_link: character link the ball must meet (e.g. ``right_foot``).
+        impact_time: clip time (s) at which the ball meets the link's reference position.
+        speed: approach speed at impact, m/s (0 for a stationary ball placed in the path).
+        direction: approach direction in the world (unit vector the ball travels along),
+            or ``None`` for the scenario default (from the character's front).
+        offset: where on the link the ball should hit, m, added to the link's reference origin.
+        flight_time: seconds of flight before impact (launch at ``impact_time - flight_time``).
+        mass: override the preset's mass, kg (``None``: keep).
+    """
+
+    ball: str
+    target_link: str
+    impact_time: float
+    speed: float
+    direction: tuple[float, float, float] | None = None
+    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    flight_time: float = 0.6
+    mass: float | None = None
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Zordan–Hodgins gain schedule.
+
+    Attributes:
+        k_t: tracking gain (N·m/rad per kg supported when inertia-scaled).
+        k_r: reaction gain, same units.
+        t_e: reaction duration, s.
+        t_f: recovery (blend back) duration, s.
+        scope: ``all`` joints, or the ``chain`` from the hit link to the root.
+        enabled: ``False`` keeps ``k_t`` throughout.
+    """
+
+    k_t: float = 25000.0
+    k_r: float = 2500.0
+    t_e: float = 0.1
+    t_f: float = 0.5
+    scope: Literal["all", "chain"] = "chain"
+    enabled: bool = True
+
+
+class Scenario(Protocol):
+    events: list
+
+    def reset(self, sim) -> None: ...
+
+    def before_step(self, sim, t: float) -> None: ...
+
+    def after_step(self, sim, t: float) -> None: ...
