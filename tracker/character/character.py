@@ -64,8 +64,11 @@ them before every step.
 
 from __future__ import annotations
 
+import os
+import sys
+from contextlib import contextmanager
 from itertools import chain
-from typing import Iterable
+from typing import Iterator, Iterable
 
 import numpy as np
 import pybullet as p
@@ -83,10 +86,23 @@ _SELF_COLLISION_FLAGS = {
 _UP_TO_Z = {"z": Rotation.identity(), "y": Rotation.from_euler("x", 90.0, degrees=True)}
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=float)
-    a.setflags(write=False)
-    return a
+@contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """Send C-level writes to file descriptor 1 to /dev/null (PyBullet's URDF-importer chatter,
+    e.g. "no axis element for Joint" for every spherical joint, would corrupt ``--json`` output)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 class Character:
@@ -210,8 +226,9 @@ class Character:
         if pos.shape != (3,) or orn.shape != (4,) or not (np.isfinite(pos).all() and np.isfinite(orn).all()):
             raise ValueError("base_position must be 3 finite numbers and base_orientation 4 (xyzw)")
         orn_b = (Rotation.from_quat(orn) * _UP_TO_Z[mdl.up_axis]).as_quat()
-        body = p.loadURDF(str(mdl.urdf), pos.tolist(), orn_b.tolist(), useFixedBase=False,
-                          globalScaling=mdl.global_scaling, flags=flags, physicsClientId=client_id)
+        with _quiet_stdout():
+            body = p.loadURDF(str(mdl.urdf), pos.tolist(), orn_b.tolist(), useFixedBase=False,
+                              globalScaling=mdl.global_scaling, flags=flags, physicsClientId=client_id)
         if body < 0:
             raise ModelError(f"{mdl.urdf}: PyBullet could not load the URDF")
         char = cls(client_id, body, mdl, bool(fixed_base))
