@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except TrackerError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print("error: " + " ".join(str(exc).split()), file=sys.stderr)  # always one line
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("TRACKER_DEBUG"):
             raise
         print(
-            f"error: internal error ({type(exc).__name__}: {exc}); "
+            f"error: internal error ({type(exc).__name__}: {' '.join(str(exc).split())}); "
             "set TRACKER_DEBUG=1 for the traceback and please report it",
             file=sys.stderr,
         )

@@ -23,7 +23,9 @@ def _used_joints(motion: Motion, joint_map: JointMap) -> set[int]:
     top = names[joint_map.links["pelvis"].joint]
     used: set[int] = set()
     for spec in joint_map.links.values():
-        for point in (spec.joint, spec.start, spec.end):
+        for point in spec.points():
+            if point.split("/")[0] not in names:
+                continue
             j = names[point.split("/")[0]]
             while j >= 0 and j not in used:
                 used.add(j)

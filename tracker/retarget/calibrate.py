@@ -74,5 +74,16 @@ def link_offset(
         char_frame: the same frame built on the character's zero pose ``(3, 3)``.
         weights: ``(F,)`` non-negative.
     """
-    target = Rotation.from_matrix(source_frames @ char_frame.T)
-    return average_rotation(source_rot.inv() * target, weights)
+    w = np.asarray(weights, float)
+    usable = (w > 1e-6) & (np.linalg.det(source_frames) > 0.5)  # skip degenerate frames
+    if not usable.any():
+        raise ValueError("no frame defines the link's twist")
+    target = Rotation.from_matrix(source_frames[usable] @ char_frame.T)
+    return average_rotation(source_rot[usable].inv() * target, w[usable])
+
+
+def cue_weight(primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
+    """``sin²`` of the angle between the bone and the twist cue ``(F,)``: 0 when they are parallel."""
+    n = np.cross(primary, secondary)
+    denom = (np.linalg.norm(primary, axis=-1) * np.linalg.norm(secondary, axis=-1)) ** 2
+    return np.sum(n * n, axis=-1) / np.clip(denom, 1e-24, None)

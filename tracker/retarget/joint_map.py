@@ -40,7 +40,7 @@ links:                                # character link: source joint (+ optional
   pelvis: {joint: pelvis_bone, end: spine_01}
   abdomen: {joint: spine_01, end: spine_02}
   chest: {joint: spine_02, end: neck_01}
-  head: {joint: head, end: head/end}  # X/end = X's End Site
+  head: {joint: head, end: [head_end, head/end]}  # alternatives; X/end = X's End Site
   left_thigh: {joint: thigh_l}
   left_shin: {joint: calf_l}
   left_foot: {joint: foot_l, end: ball_l}
@@ -52,9 +52,22 @@ links:                                # character link: source joint (+ optional
 
 @dataclass(frozen=True)
 class LinkSource:
+    """Source of one character link. ``start``/``end`` are alternatives, first usable wins."""
+
     joint: str
-    start: str
-    end: str
+    start: tuple[str, ...]
+    end: tuple[str, ...]
+
+    def points(self) -> tuple[str, ...]:
+        return (self.joint, *self.start, *self.end)
+
+
+def _alternatives(value, where: str, path) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise RetargetError(f"{path}: {where}: expected a joint name or a list of alternatives, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -86,18 +99,34 @@ class JointMap:
             RetargetError: naming the map and the missing joints.
         """
         names = {self.canonical(n): i for i, n in enumerate(skeleton.names)}
-        missing = sorted({p.split("/")[0] for s in self.links.values() for p in (s.joint, s.start, s.end)} - set(names))
+        missing = sorted(self._missing(set(names)))
         if missing:
             raise RetargetError(
                 f"joint map {self.path.name}: joints {', '.join(missing)} are not in the clip's skeleton"
             )
         return names
 
-    def matches(self, skeleton: Skeleton) -> bool:
+    def _missing(self, names: set[str]) -> set[str]:
+        """Joints the map needs that ``names`` lacks (a point is missing when no alternative exists)."""
+        out = set()
+        for s in self.links.values():
+            if s.joint not in names:
+                out.add(s.joint)
+            for alts in (s.start, s.end):
+                if not any(a.split("/")[0] in names for a in alts):
+                    out.add(alts[0].split("/")[0])
+        return out
+
+    def score(self, skeleton: Skeleton) -> int:
+        """How well the map fits: -1 if it cannot be used, else detect names found (+2 for a prefix)."""
         names = {self.canonical(n) for n in skeleton.names}
-        return all(d in names for d in self.detect) and all(
-            p.split("/")[0] in names for s in self.links.values() for p in (s.joint, s.start, s.end)
-        )
+        if self._missing(names) or not all(d in names for d in self.detect):
+            return -1
+        prefixed = bool(self.strip_prefix) and any(re.match(self.strip_prefix, n) for n in skeleton.names)
+        return len(self.detect) + (2 if prefixed else 0)
+
+    def matches(self, skeleton: Skeleton) -> bool:
+        return self.score(skeleton) >= 0
 
 
 def load_joint_map(path: str | Path) -> JointMap:
@@ -128,7 +157,11 @@ def load_joint_map(path: str | Path) -> JointMap:
         bad = set(spec) - _LINK_KEYS
         if bad:
             raise RetargetError(f"{path}: links.{link}.{sorted(bad)[0]}: unknown key (allowed: joint, start, end)")
-        out[link] = LinkSource(str(spec["joint"]), str(spec.get("start", spec["joint"])), str(spec.get("end", "")))
+        if not isinstance(spec["joint"], str):
+            raise RetargetError(f"{path}: links.{link}.joint: expected one joint name, got {spec['joint']!r}")
+        start = _alternatives(spec.get("start", spec["joint"]), f"links.{link}.start", path)
+        end = _alternatives(spec["end"], f"links.{link}.end", path) if "end" in spec else ()
+        out[link] = LinkSource(spec["joint"], start, end)
     missing = [l for l in CANONICAL_LINKS if l not in out]
     if missing:
         raise RetargetError(f"{path}: links: missing {', '.join(missing)}")
@@ -136,7 +169,7 @@ def load_joint_map(path: str | Path) -> JointMap:
         if not src.end:
             if link not in DISTAL:
                 raise RetargetError(f"{path}: links.{link}.end: required (the point where the bone ends)")
-            out[link] = LinkSource(src.joint, src.start, out[DISTAL[link]].joint)
+            out[link] = LinkSource(src.joint, src.start, (out[DISTAL[link]].joint,))
     detect = tuple(str(d) for d in data.get("detect", []) or [])
     return JointMap(
         name=str(data.get("name", path.stem)),
@@ -171,11 +204,12 @@ def select_joint_map(skeleton: Skeleton, spec: str | Path | None = None, source:
             raise RetargetError(f"unknown joint map {spec!r} (built-in: {', '.join(maps)}; or a YAML path)")
         jm.resolve(skeleton)
         return jm
-    fits = [m for m in maps.values() if m.matches(skeleton)]
+    scored = sorted(((m.score(skeleton), m.name) for m in maps.values()), reverse=True)
+    fits = [maps[name] for score, name in scored if score >= 0]
     if not fits:
         shown = ", ".join(skeleton.names[:6]) + (" ..." if len(skeleton.names) > 6 else "")
         raise RetargetError(
             f"{source}: skeleton ({shown}) matches no joint map (known: {', '.join(maps)}); "
             "write one (see tracker/retarget/joint_maps/cmu_mb.yaml) and pass --map FILE"
         )
-    return max(fits, key=lambda m: len(m.detect))
+    return fits[0]

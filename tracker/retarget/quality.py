@@ -25,8 +25,8 @@ def quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps
     pos, rot = kin.forward(q)
     bones = {}
     for link in CANONICAL_LINKS:
-        spec = jmap.links[link]
-        s = _unit(turn.apply(src(spec.end) - src(spec.start)))
+        start_s, end_s = src.bone(jmap.links[link])
+        s = _unit(turn.apply(end_s - start_s))
         if link in geo.tip_local:
             end = pos[link] + rot[link].apply(geo.tip_local[link])
         else:
@@ -41,7 +41,7 @@ def quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps
     for link in EE_LINKS:
         if link == "head":  # the base of the neck: where the chest bone ends on both skeletons
             c = pos[link]
-            s = src(jmap.links["chest"].end)
+            s = src.bone(jmap.links["chest"])[1]
         else:
             c = pos[link]
             s = src(jmap.links[link].joint)

@@ -25,7 +25,7 @@ from scipy.spatial.transform import Rotation
 from tracker.character.kinematics import Kinematics
 from tracker.errors import RetargetError
 from tracker.motion.motion import Motion
-from tracker.retarget.calibrate import frame, hinge_normal, link_offset
+from tracker.retarget.calibrate import cue_weight, frame, hinge_normal, link_offset
 from tracker.retarget.ik import two_bone_ik
 from tracker.retarget.joint_map import CANONICAL_LINKS, DISTAL, JointMap, select_joint_map
 from tracker.retarget.quality import quality_report
@@ -72,6 +72,21 @@ class SourcePoints:
 
     def joint_rot(self, name: str) -> Rotation:
         return self.rot[self.index[name]]
+
+    def has(self, name: str) -> bool:
+        return name.partition("/")[0] in self.index
+
+    def bone(self, spec) -> tuple[np.ndarray, np.ndarray]:
+        """``(start, end)`` positions ``(F, 3)`` of a link's bone: the first alternatives present
+        whose bone is not of zero length."""
+        start = next(self(a) for a in spec.start if self.has(a))
+        for alt in spec.end:
+            if self.has(alt):
+                end = self(alt)
+                if np.median(np.linalg.norm(end - start, axis=1)) > 1e-4:
+                    return start, end
+        raise RetargetError(f"link bone from {spec.start[0]!r}: every end point ({', '.join(spec.end)}) "
+                            "is missing or at the start; give another 'end' in the joint map")
 
     def __call__(self, name: str) -> np.ndarray:
         base, _, tail = name.partition("/")
@@ -178,15 +193,21 @@ def world_rotations(src: SourcePoints, jmap: JointMap, geo: CharacterGeometry) -
     out = {}
     for link in CANONICAL_LINKS:
         spec = jmap.links[link]
-        bone_s = src(spec.end) - src(spec.start)
+        start_s, end_s = src.bone(spec)
+        bone_s = end_s - start_s
         bone_c = geo.end(link) - geo.start(link)
         cue_s, cue_c, w = _cue(link, src, jmap, geo)
+        w = w * cue_weight(bone_s, cue_s)  # a cue parallel to the bone says nothing about twist
         if link == "pelvis":  # the hip axis is the better-defined direction of the pelvis
             fs, fc = frame(cue_s, bone_s), frame(cue_c, bone_c)[0]
         else:
             fs, fc = frame(bone_s, cue_s), frame(bone_c, cue_c)[0]
         rs = src.joint_rot(spec.joint)
-        out[link] = rs * link_offset(rs, fs, fc, w)
+        try:
+            out[link] = rs * link_offset(rs, fs, fc, w)
+        except ValueError:
+            raise RetargetError(f"{src.motion.source.path if src.motion.source else 'clip'}: the twist of "
+                                f"{link} ({spec.joint}) is undefined in every frame") from None
     return out
 
 
