@@ -26,9 +26,10 @@ floating-base, spherical-joint capable path, DeepMimic's RBD code). Its base
 DOFs are already ordered (linear, angular) in the world frame and its joint
 DOFs use the same frames as the joint state, so the velocity transform is the
 identity (up to ``C`` for Y-up models) and the conversion is an index
-selection that drops the padding entries (quaternion slots). Two findings
-about that path, both pinned by tests against the simulator's own response
-to torques:
+selection that drops the padding entries (quaternion slots). Four findings
+about that path (PyBullet 3.2.7), each pinned by a test in
+``tests/character/test_dynamics.py`` against the simulator's own response to
+torques:
 
 * it ignores the URDF inertia and rebuilds each body's inertia from its first
   collision primitive (exact for boxes and spheres); our humanoid is built
@@ -51,11 +52,13 @@ part of ``c(q, v)`` (``+ d v``). Being explicit it must stay small,
 what keeps our humanoid's light hands and feet from spinning up on ground
 impacts at dt = 1/60 s with the motors off.
 
+PyBullet's default body damping (linear and angular, 0.04) is zeroed so that
+the simulated body obeys ``M a + c = tau`` exactly.
+
 Self-collision: our humanoid defaults to none (``self_collision: off``) so
 that tracking a clip whose hands brush the thighs does not fight contacts;
 ``exclude_parent`` / ``exclude_all_parents`` turn it on (the zero pose is
-free of contacts except with ancestors). Damping: linear and angular damping
-are zeroed so that the simulated body obeys ``M a + c = tau`` exactly.
+free of contacts except with ancestors).
 
 Joint torques set with :meth:`apply_torques` and wrenches set with
 :meth:`apply_base_wrench` act during the next ``stepSimulation`` only; apply
@@ -194,7 +197,6 @@ class Character:
         subtree = dict(self.link_masses)
         for name in reversed(self.link_names[1:]):  # children come after their parents in PyBullet order
             subtree[parent[name]] += subtree[name]
-        self._subtree_mass = subtree
         child_of_joint = {i[1].decode(): i[12].decode() for i in infos}
         #: Mass carried by each actuated joint: its child link and everything outboard, kg.
         self.supported_mass: dict[str, float] = {s.name: subtree[child_of_joint[s.name]] for s in self.layout.joints}
@@ -219,7 +221,8 @@ class Character:
         Args:
             client_id: a connected PyBullet client.
             model: a :class:`Model`, a registered name or a model YAML path.
-            base_position: world position of the base, m; default standing above the origin.
+            base_position: world position of the base (its centre of mass), m; default: the
+                model's standing height above the origin.
             base_orientation: base quaternion xyzw in our axes; default identity (facing +X).
             fixed_base: weld the base to the world with a fixed constraint (not ``useFixedBase``,
                 whose bodies PyBullet's floating-base dynamics routines mis-index); the

@@ -4,7 +4,7 @@
 (spherical, quaternion xyzw) or 1 (revolute angle). ``v`` = base linear (3)
 and angular (3) velocity, both in the world frame, then 3 (spherical angular
 velocity, expressed in the joint's child frame -- PyBullet's convention, pinned
-by ``tests/character/test_character.py``) or 1 per joint. ``tau`` has ``v``'s
+by ``tests/character/test_dynamics.py``) or 1 per joint. ``tau`` has ``v``'s
 layout (base entries: world force at the base origin, world torque).
 
 A layout without a base (``has_base=False``) starts directly with the joints;
