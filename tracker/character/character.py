@@ -74,7 +74,9 @@ from itertools import chain
 from typing import Iterator, Iterable
 
 import numpy as np
-import pybullet as p
+
+import tracker.sim.quiet  # noqa: F401  (imports pybullet with its build banner silenced)
+import pybullet as p  # noqa: E402
 from scipy.spatial.transform import Rotation
 
 from tracker.character.layout import Layout

@@ -23,15 +23,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def describe(model_spec: str) -> dict:
     """The model's joint table and totals as a JSON-ready dict (masses in kg, angles in rad)."""
     import numpy as np
-    import pybullet as p
 
     from tracker.character.character import Character
     from tracker.character.model import load_model
+    from tracker.sim.world import World
 
     model = load_model(model_spec)
-    cid = p.connect(p.DIRECT)
+    world = World()
     try:
-        char = Character.load(cid, model)
+        char = Character.load(world.client, model)
         lo, hi = char.joint_limit_vectors()
         child = {name: c for name, _, _, c in model.joints}
         joints = []
@@ -74,7 +74,7 @@ def describe(model_spec: str) -> dict:
             "center_of_mass_height_m": float(np.asarray(char.center_of_mass())[2]),
         }
     finally:
-        p.disconnect(cid)
+        world.close()
 
 
 def _limits(j: dict) -> str:

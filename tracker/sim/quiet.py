@@ -3,8 +3,23 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import sys
+
+try:
+    _LIBC = ctypes.CDLL(None)
+except OSError:  # pragma: no cover - not on a libc platform
+    _LIBC = None
+
+
+def _flush_c_stdio() -> None:
+    """Flush C's stdio buffers, so that text printed (buffered) inside the block goes to /dev/null."""
+    if _LIBC is not None:
+        try:
+            _LIBC.fflush(None)
+        except (AttributeError, OSError):  # pragma: no cover
+            pass
 
 
 @contextlib.contextmanager
@@ -23,6 +38,7 @@ def quiet_stdio():
         os.dup2(devnull, 2)
         yield
     finally:
+        _flush_c_stdio()
         os.dup2(saved[0], 1)
         os.dup2(saved[1], 2)
         for fd in (*saved, devnull):
