@@ -139,7 +139,7 @@ class _Table:
     groups: Mapping[str, tuple[str, ...]]
 
     @classmethod
-    def of(cls, model: Model, kinematics: Kinematics | None = None) -> "_Table":
+    def of(cls, model: Model, kinematics: Kinematics | None = None) -> _Table:
         lay = model.layout
         masses = supported_masses(kinematics or model.kinematics())
         offset = 6 if lay.has_base else 0
@@ -373,7 +373,7 @@ class GainSchedule:
         model: the character model.
         dt: physics time step, s.
         schedule: ``k_t``, ``k_r``, ``t_e``, ``t_f``, ``scope``, ``enabled``
-            (:class:`tracker.scenarios.base.Schedule`).
+            (:class:`tracker.scenarios.base.Schedule`; ``None``: its defaults).
         scaling: what ``k`` means. ``mass``: per kg supported, ``kp_j = k · m_sup(j)``
             (Tan's Table 3); ``uniform``: ``kp_j = k`` N·m/rad on every joint; ``model``: the
             model's group gains times ``k / k_t`` (only the ratio to ``k_t`` matters).
@@ -399,7 +399,7 @@ class GainSchedule:
         self,
         model: Model,
         dt: float,
-        schedule: Schedule = Schedule(),
+        schedule: Schedule | None = None,
         *,
         scaling: Scaling = "mass",
         kd_mode: KdMode = "auto",
@@ -432,9 +432,10 @@ class GainSchedule:
             raise ConfigError(f"min_separation must exceed dt = {self.dt:g} s (contacts are reported every step), "
                               f"got {min_separation!r}")
         self.min_impulse = _number(min_impulse, "min_impulse")
-        self._params = self._checked(schedule)
+        self._params = self._checked(Schedule() if schedule is None else schedule)
         self._scale = _number(gain_scale, "gain_scale")
         self._chains = {link: self._chain(kin, link) for link in kin.links}
+        self._idx = {name: i for i, name in enumerate(tab.names)}
         self.reset()
 
     # -- parameters ----------------------------------------------------------------
@@ -462,6 +463,9 @@ class GainSchedule:
             t_f: float | None = None, scope: str | None = None, enabled: bool | None = None,
             gain_scale: float | None = None) -> None:
         """Change parameters at run time (GUI sliders); they apply from the next call.
+
+        ``k_t``, ``k_r``, ``t_e``, ``t_f``, ``enabled`` and ``gain_scale`` also reshape reactions
+        under way; ``scope`` applies to the impacts that follow.
 
         Raises:
             ConfigError: an invalid value (nothing is changed then).
@@ -544,7 +548,7 @@ class GainSchedule:
         seen.add(link)
         joints = self._tab.names if self._params.scope == "all" else self._chains[link]
         for j in joints:
-            self._t_c[self._tab.names.index(j)] = te
+            self._t_c[self._idx[j]] = te
         impact = Impact(te, link, ball, impulse, tuple(joints))
         self._impacts.append(impact)
         return impact
