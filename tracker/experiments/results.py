@@ -19,6 +19,13 @@ def _clean(x):
     return x
 
 
+def make_readable(path: str | Path) -> None:
+    """Give a temporary file the permissions a normal ``open()`` would (mkstemp makes it 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write ``text`` to a temporary file in the same folder, then rename it into place."""
     path = Path(path)
@@ -28,6 +35,7 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        make_readable(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

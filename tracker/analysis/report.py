@@ -1,0 +1,109 @@
+"""``report.md``: a one-page summary of a run linking its plots, video and data files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tracker.experiments.results import write_text_atomic
+
+PLOT_TITLES = {
+    "joint_error": "Tracking error over time",
+    "gains": "Gains over time (impacts marked)",
+    "joint_angles": "Reference vs simulated angles of the most deviated joints",
+    "balls": "Ball trajectories",
+}
+FILE_TITLES = {
+    "config": "resolved config",
+    "metrics": "metrics",
+    "timing": "wall-clock timing",
+    "recording": "recording (every step)",
+    "baseline": "ball-free baseline recording",
+    "video": "video (simulated: orange; reference: green, beside it)",
+}
+
+
+def _num(x, unit: str = "", scale: float = 1.0, digits: int = 4) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, (int, float)):
+        return f"{x * scale:.{digits}g}{(' ' + unit) if unit else ''}"
+    return str(x)
+
+
+def report_markdown(cfg, metrics: dict, files: dict[str, str]) -> str:
+    """The report text (markdown; links are relative to the result folder)."""
+    lines = [f"# {cfg.name}", ""]
+    if cfg.description:
+        lines += [cfg.description, ""]
+    status = metrics.get("status", "ok")
+    if status != "ok":
+        lines += [f"**{status.upper()}**: {metrics.get('message', '')}. The files below hold what ran before.", ""]
+    g = cfg.controller.gains
+    gains = "model groups" if g.k_t is None else (f"k_t = {g.k_t:g}" + (" per kg supported" if g.inertia_scaling else ""))
+    if g.scale != 1:
+        gains += f", ×{g.scale:g}"
+    dur = cfg.duration
+    lines += [
+        "## Setup", "",
+        "| | |", "|---|---|",
+        f"| model | {cfg.model if '/' not in cfg.model else Path(cfg.model).name} |",
+        f"| clip | `{Path(cfg.clip.path).name}` from {cfg.clip.start:g} s |",
+        f"| controller | {cfg.controller.name}, target velocity {cfg.controller.target_velocity} |",
+        f"| gains | {gains}, kd {g.kd_mode} |",
+        f"| root | {cfg.root.mode} |",
+        f"| time step | {cfg.sim.dt:.6g} s ({1 / cfg.sim.dt:.4g} Hz) |",
+        f"| simulated | {_num(metrics.get('sim_time_s'), 's')} ({metrics.get('steps', 0)} steps"
+        f"{'' if dur is None else f' of {round(dur / cfg.sim.dt)}'}) |",
+        f"| balls | {len(cfg.balls)}{'' if not cfg.balls else ': ' + ', '.join(f'{b.preset} at {b.target_link} {b.speed:g} m/s, t = {b.impact_time:g} s' for b in cfg.balls)} |",
+        f"| gain schedule | {'on: k_r ' + (f'{cfg.schedule.k_r:g}' if cfg.schedule.k_r is not None else f'{cfg.schedule.k_r_ratio:g}·k_t') + f', t_e {cfg.schedule.t_e:g} s, t_f {cfg.schedule.t_f:g} s, {cfg.schedule.scope}' if cfg.schedule.enabled else 'off'} |",
+        "",
+        "## Tracking", "",
+        "| metric | value |", "|---|---:|",
+        f"| mean joint error | {_num(metrics.get('joint_error_mean_rad'), 'rad')} |",
+        f"| max joint error | {_num(metrics.get('joint_error_max_rad'), 'rad')} |",
+        f"| mean root error | {_num(metrics.get('root_error_mean_m'), 'cm', 100)} |",
+        f"| mean end-effector error | {_num(metrics.get('ee_error_mean_m'), 'cm', 100)} |",
+        f"| torque saturation | {_num(metrics.get('torque_saturation'), '%', 100)} |",
+        f"| mean effort | {_num(metrics.get('effort_mean_nm'), 'N·m')} |",
+        f"| diverged / fell | {_num(metrics.get('diverged'))} / {_num(metrics.get('fell'))} |",
+        "",
+    ]
+    imp = metrics.get("impact")
+    if imp:
+        lines += [
+            "## Impact response (against the same run without balls)", "",
+            "| metric | value |", "|---|---:|",
+            f"| contact events | {imp.get('impacts', 0)} (first at {_num(imp.get('first_impact_s'), 's')}) |",
+            f"| peak deviation | {_num(imp.get('peak_deviation_rad'), 'rad')} at {_num(imp.get('peak_time_s'), 's')} |",
+            f"| peak root deviation | {_num(imp.get('peak_root_deviation_m'), 'cm', 100)} |",
+            f"| time to recover (< {imp.get('recover_threshold_rad')} rad for {imp.get('recover_hold_s')} s) | "
+            f"{_num(imp.get('time_to_recover_s'), 's') if imp.get('recovered') else 'not recovered'} |",
+            "",
+        ]
+        for i, b in enumerate(imp.get("balls") or []):
+            if isinstance(b, dict):
+                items = ", ".join(f"{k} {_num(v) if not isinstance(v, list) else [round(x, 3) for x in v if isinstance(x, (int, float))]}"
+                                  for k, v in b.items())
+                lines.append(f"- ball {i}: {items}")
+        if imp.get("balls"):
+            lines.append("")
+    plots = [k for k in PLOT_TITLES if k in files]
+    if plots or "video" in files:
+        lines += ["## Plots", ""]
+        if "video" in files:
+            lines += [f"Video: [{files['video']}]({files['video']}) — {FILE_TITLES['video']}.", ""]
+        for k in plots:
+            lines += [f"### {PLOT_TITLES[k]}", "", f"![{PLOT_TITLES[k]}]({files[k]})", ""]
+    lines += ["## Files", ""]
+    for k, title in FILE_TITLES.items():
+        if k in files:
+            lines.append(f"- [{files[k]}]({files[k]}): {title}")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def write_report(path: str | Path, cfg, metrics: dict, files: dict[str, str]) -> Path:
+    """Write ``report.md`` atomically."""
+    return write_text_atomic(path, report_markdown(cfg, metrics, files))

@@ -1,0 +1,425 @@
+"""Experiment configs: one strict YAML file describes one run.
+
+Sections (every key optional except ``clip.path``; ``tracker run --keys``
+lists them all with defaults and units)::
+
+    name: soccer_light            # default: the file name without .yaml
+    description: ...
+    seed: 0
+    model: humanoid               # registered model or model YAML (relative to this file)
+    clip: {path, joint_map, ik, fps, start, end, keep_first_frame}
+    controller: {name: spd|pd|native, target_velocity: ref|zero, prediction,
+                 gains: {k_t, inertia_scaling, kd_mode, kd_ratio, kd, scale, torque_limits}}
+    root: {mode: anchored|kinematic|free, kp_linear, kp_angular, kd_ratio}
+    schedule: {enabled, k_r, k_r_ratio, t_e, t_f, scope, blend, min_separation}
+    sim: {dt, duration, solver_iterations, max_speed}
+    balls: [{preset, target_link, impact_time, speed, direction, offset, flight_time, mass}]
+    impact: {recover_threshold_rad, hold_s}
+    outputs: {plots, video, video_fps, video_size, recording}
+
+Loading is strict (:mod:`tracker.experiments.schema`): an unknown key, a wrong
+type, an out-of-range value, a missing file or an unknown name (model, joint
+map, gain group, link, ball preset) raises a one-line :class:`ConfigError`
+naming the file, the key path, the given value and what is allowed. Relative
+paths resolve against the config's folder; the YAML is read with the safe
+loader only. ``--set KEY=VALUE`` overrides (:func:`apply_overrides`) go
+through the same checks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Sequence
+
+import yaml
+
+from tracker.errors import ConfigError, ModelError
+from tracker.experiments.schema import REQUIRED, Context, describe, parse, setting, show, to_plain
+
+ControllerName = Literal["spd", "pd", "native"]
+RootModeName = Literal["anchored", "kinematic", "free"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClipConfig:
+    """The clip to track and how to retarget it."""
+
+    path: str = setting(REQUIRED, "BVH file, saved reference (.npz) or DeepMimic motion (.txt)", path=True)
+    joint_map: str | None = setting(None, "joint map: a built-in name or a YAML file; null: detect from joint names")
+    ik: Literal["off", "feet", "hands", "both"] = setting("off", "correct feet and/or hands by IK when retargeting")
+    fps: float | None = setting(None, "resample the reference to this rate; null: keep the clip's", unit="Hz", gt=0)
+    start: float = setting(0.0, "clip time at which the run starts", unit="s", ge=0)
+    end: float | None = setting(None, "clip time at which the run stops; null: the clip's end", unit="s", gt=0)
+    keep_first_frame: bool = setting(False, "keep an added T-pose first frame (dropped by default when the pose jumps)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GainsConfig:
+    """Servo gains of the actuated joints (the root's are under ``root``); see :func:`tracker.control.gains.build_gains`."""
+
+    k_t: float | None = setting(None, "tracking gain: per kg supported (inertia_scaling) or the same kp on every "
+                                "joint; null: the model file's per-group kp", unit="N·m/rad/kg or N·m/rad", ge=0)
+    inertia_scaling: bool = setting(True, "with k_t: kp = k_t times the mass the joint supports (Tan 2011, Table 3)")
+    kd_mode: Literal["auto", "ratio", "absolute"] = setting(
+        "auto", "ratio: kd = kd_ratio·kp·dt; absolute: kd (default the model's); auto: absolute without k_t, else ratio")
+    kd_ratio: float = setting(1.0, "kd as a multiple of kp·dt in ratio mode (Tan et al. 2011 use 1)", gt=0)
+    kd: float | dict[str, float] | None = setting(
+        None, "absolute kd: one number or per joint/group name; null: the model's", unit="N·m·s/rad", ge=0)
+    scale: float = setting(1.0, "multiplies every joint's kp and kd", gt=0)
+    torque_limits: bool = setting(True, "clip joint torques to the model's limits")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ControllerConfig:
+    """Which servo tracks the reference."""
+
+    name: ControllerName = setting("spd", "stable PD (spd), explicit PD (pd) or PyBullet's STABLE_PD_CONTROL (native)")
+    target_velocity: Literal["ref", "zero"] = setting("ref", "servo toward the reference velocity or zero")
+    prediction: Literal["semi_implicit", "explicit"] = setting(
+        "semi_implicit", "SPD's next-state prediction (spd only; explicit is Tan et al.'s)")
+    gains: GainsConfig = setting(GainsConfig(), "joint gains")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RootConfig:
+    """How the character's root (base) is held."""
+
+    mode: RootModeName = setting("anchored", "anchored: SPD-servoed root wrench; kinematic: set to the reference; "
+                                 "free: no root force")
+    kp_linear: float = setting(2.0e5, "anchored root stiffness, translation", unit="N/m", ge=0)
+    kp_angular: float = setting(2.0e5, "anchored root stiffness, rotation", unit="N·m/rad", ge=0)
+    kd_ratio: float = setting(1.0, "root kd as a multiple of kp·dt", ge=0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScheduleConfig:
+    """Zordan–Hodgins gain schedule: on an impact, affected joints drop to k_r, then blend back to k_t.
+
+    The tracking gain ``k_t`` is ``controller.gains.k_t`` (or the model's gains).
+    """
+
+    enabled: bool = setting(False, "schedule the gains on impacts (false: constant tracking gains)")
+    k_r: float | None = setting(None, "reaction gain in the units of controller.gains.k_t (needs k_t); "
+                                "null: k_r_ratio times the tracking gain", ge=0)
+    k_r_ratio: float = setting(0.1, "reaction gain as a fraction of the tracking gain (when k_r is null)", ge=0, le=1)
+    t_e: float = setting(0.1, "reaction duration", unit="s", ge=0, le=10)
+    t_f: float = setting(0.5, "blend back to the tracking gain over this time", unit="s", ge=0, le=10)
+    scope: Literal["chain", "all"] = setting("chain", "joints affected: the chain from the hit link to the root, or all")
+    blend: Literal["log", "linear"] = setting("log", "interpolation of the blend back (log: geometric)")
+    min_separation: float = setting(0.1, "contact-free time that ends a ball's contact episode (> dt)", unit="s", gt=0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimConfig:
+    """Time stepping."""
+
+    dt: float = setting(1.0 / 60.0, "physics (= control) time step; 1/60 style fractions allowed", unit="s",
+                        gt=0, le=0.1, fraction=True)
+    duration: float | None = setting(None, "seconds to simulate; null: from clip.start to clip.end (or the clip's end)",
+                                     unit="s", gt=0)
+    solver_iterations: int = setting(50, "PyBullet constraint-solver iterations per step", ge=1, le=10000)
+    max_speed: float = setting(60.0, "joint or root speed above which the run counts as diverged",
+                               unit="rad/s or m/s", gt=0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BallConfig:
+    """One ball launched at the character, aimed at a link at a clip time."""
+
+    preset: str = setting(REQUIRED, "ball preset name (soccer, volleyball, basketball...)")
+    target_link: str = setting(REQUIRED, "character link the ball must meet")
+    impact_time: float = setting(REQUIRED, "clip time at which the ball meets the link's reference position",
+                                 unit="s", ge=0)
+    speed: float = setting(REQUIRED, "approach speed at impact (0: a stationary ball in the link's path)",
+                           unit="m/s", ge=0, le=100)
+    direction: tuple[float, float, float] | None = setting(
+        None, "direction the ball travels in the world; null: toward the character's front")
+    offset: tuple[float, float, float] = setting((0.0, 0.0, 0.0), "hit point relative to the link origin", unit="m")
+    flight_time: float = setting(0.6, "seconds of flight before impact", unit="s", gt=0, le=10)
+    mass: float | None = setting(None, "override the preset's mass", unit="kg", gt=0, le=100)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImpactConfig:
+    """How impact response is measured against the ball-free baseline run."""
+
+    recover_threshold_rad: float = setting(0.05, "deviation under which the character counts as recovered",
+                                           unit="rad", gt=0)
+    hold_s: float = setting(0.2, "how long the deviation must stay under the threshold", unit="s", ge=0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OutputsConfig:
+    """What the result folder holds besides config.yaml and metrics.json."""
+
+    plots: bool = setting(True, "PNG plots and report.md")
+    video: bool = setting(False, "an MP4 rendered offscreen (needs the 'video' extra)")
+    video_fps: int = setting(30, "frames per second of the video", ge=1, le=240)
+    video_size: tuple[int, int] = setting((640, 360), "video width and height in pixels", ge=16, le=4096)
+    recording: bool = setting(True, "recording.npz with every step's state")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExperimentConfig:
+    """One run, fully described. Build with :func:`load_config`."""
+
+    name: str = setting("", "run name, used in result folder names; default: the file name", name=True)
+    description: str = setting("", "one line")
+    seed: int = setting(0, "seed for anything random (the physics itself is deterministic)", ge=0)
+    model: str = setting("humanoid", "registered model name or model YAML path")
+    clip: ClipConfig = setting(REQUIRED, "the clip")
+    controller: ControllerConfig = setting(ControllerConfig(), "servo and gains")
+    root: RootConfig = setting(RootConfig(), "root handling")
+    schedule: ScheduleConfig = setting(ScheduleConfig(), "gain schedule")
+    sim: SimConfig = setting(SimConfig(), "time stepping")
+    balls: list[BallConfig] = setting([], "balls launched at the character")
+    impact: ImpactConfig = setting(ImpactConfig(), "impact response measurement")
+    outputs: OutputsConfig = setting(OutputsConfig(), "result files")
+
+    def replace(self, **changes) -> ExperimentConfig:
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds to simulate: ``sim.duration``, else ``clip.end - clip.start``, else None (the clip's end)."""
+        if self.sim.duration is not None:
+            return self.sim.duration
+        if self.clip.end is not None:
+            return self.clip.end - self.clip.start
+        return None
+
+
+def keys_table() -> str:
+    """Every config key with type, default, unit and help, as aligned text."""
+    rows = describe(ExperimentConfig)
+    width = max(len(r.key) for r in rows)
+    out = []
+    for r in rows:
+        extra = f" [{r.unit}]" if r.unit else ""
+        default = f" = {r.default}" if r.default else ""
+        out.append(f"{r.key:<{width}}  {r.type}{default}{extra}: {r.help}")
+    return "\n".join(out)
+
+
+# -- loading -------------------------------------------------------------------------------------
+
+
+def read_yaml(path: str | Path, what: str = "config") -> Any:
+    """Parse a YAML file with the safe loader; problems become a one-line :class:`ConfigError`."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such {what} file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read {what} file ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{where}: invalid YAML ({' '.join(str(problem).split())})") from None
+
+
+def parse_override(expr: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with a dotted key path and a YAML value (``sim.dt=1/30``, ``balls.0.speed=8``)."""
+    key, sep, text = expr.partition("=")
+    key = key.strip()
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise ConfigError(f"--set {expr!r}: expected KEY=VALUE with a dotted key like sim.dt=1/30")
+    try:
+        value = yaml.safe_load(text) if text.strip() else None
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"--set {expr!r}: the value is not valid YAML ({' '.join(str(problem).split())})") from None
+    return key, value
+
+
+def apply_overrides(raw: Any, overrides: Sequence[str], source: str | Path) -> tuple[dict, dict[str, str]]:
+    """A copy of the raw config mapping with every ``KEY=VALUE`` applied.
+
+    Missing mappings along the path are created (the schema then rejects unknown
+    keys with their full path); list items are addressed by index.
+
+    Returns:
+        ``(raw, {key path: expression})``.
+    """
+    import copy
+
+    data = copy.deepcopy(raw) if raw is not None else {}
+    if not isinstance(data, dict):
+        return data, {}
+    done: dict[str, str] = {}
+    for expr in overrides:
+        key, value = parse_override(expr)
+        parts = key.split(".")
+        node: Any = data
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            here = ".".join(parts[: i + 1])
+            if isinstance(node, list):
+                if not part.isdigit():
+                    raise ConfigError(f"{source}: --set {expr}: {parts[i - 1] if i else key} is a list; "
+                                      f"use an index like {'.'.join(parts[:i])}.0")
+                idx = int(part)
+                if idx >= len(node):
+                    raise ConfigError(f"{source}: --set {expr}: {here}: index {idx} is out of range "
+                                      f"(the list has {len(node)} item{'s' if len(node) != 1 else ''})")
+                if last:
+                    node[idx] = value
+                else:
+                    node = node[idx]
+            elif isinstance(node, dict):
+                if last:
+                    node[part] = value
+                else:
+                    if node.get(part) is None:
+                        node[part] = {}
+                    node = node[part]
+            else:
+                raise ConfigError(f"{source}: --set {expr}: {'.'.join(parts[:i])} is {show(node)}, not a mapping or list")
+        done[key] = expr
+    return data, done
+
+
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> ExperimentConfig:
+    """Read, override, validate and resolve one experiment config.
+
+    Raises:
+        ConfigError: one line naming the file, the key path, the given value and what is allowed.
+    """
+    path = Path(path)
+    raw = read_yaml(path)
+    return config_from_data(raw, path, overrides)
+
+
+def config_from_data(raw: Any, source: str | Path, overrides: Sequence[str] = (),
+                     base_dir: Path | None = None) -> ExperimentConfig:
+    """Validate already-parsed YAML data as if it were the file ``source``."""
+    source = Path(source)
+    if raw is None:
+        raise ConfigError(f"{source}: the config is empty (it needs at least clip.path)")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected a mapping of sections (clip, controller, sim...), got {show(raw)}")
+    raw, overridden = apply_overrides(raw, overrides, source)
+    ctx = Context(source, base_dir, overridden)
+    cfg = parse(ExperimentConfig, raw, ctx)
+    if not cfg.name:
+        stem = "".join(c if (c.isascii() and (c.isalnum() or c in "._-")) else "_" for c in source.stem)
+        cfg = cfg.replace(name=stem or "run")
+    _check_relations(cfg, ctx)
+    return _check_names(cfg, ctx)
+
+
+def _check_relations(cfg: ExperimentConfig, ctx: Context) -> None:
+    clip, g = cfg.clip, cfg.controller.gains
+    if clip.end is not None and clip.end <= clip.start:
+        raise ctx.error("clip.end", f"must be after clip.start ({clip.start:g} s), got {clip.end:g}")
+    sch = cfg.schedule
+    if sch.k_r is not None and g.k_t is None:
+        raise ctx.error("schedule.k_r", "needs controller.gains.k_t (k_r is in its units); with the model's "
+                        "group gains give schedule.k_r_ratio instead")
+    if sch.k_r is not None and g.k_t is not None and sch.k_r > g.k_t:
+        raise ctx.error("schedule.k_r", f"must be <= controller.gains.k_t ({g.k_t:g}), got {sch.k_r:g}")
+    if sch.enabled and g.k_t == 0:
+        raise ctx.error("controller.gains.k_t", "must be > 0 with the gain schedule enabled, got 0")
+    if sch.min_separation <= cfg.sim.dt:
+        raise ctx.error("schedule.min_separation", f"must be > sim.dt ({cfg.sim.dt:g} s), got {sch.min_separation:g}")
+    w, h = cfg.outputs.video_size
+    if w % 2 or h % 2:
+        raise ctx.error("outputs.video_size", f"width and height must be even (H.264), got [{w}, {h}]")
+    if cfg.controller.name == "native" and cfg.root.mode == "free":
+        raise ctx.error("root.mode", "'free' is not available with controller native (it drives the root "
+                        "kinematically)", ("anchored", "kinematic"))
+    if cfg.schedule.enabled and cfg.controller.name == "native":
+        raise ctx.error("schedule.enabled", "the gain schedule needs controller spd or pd (native has fixed gains)")
+    for i, b in enumerate(cfg.balls):
+        if b.direction is not None and sum(x * x for x in b.direction) < 1e-12:
+            raise ctx.error(f"balls.{i}.direction", f"must be a non-zero vector, got {list(b.direction)}")
+        if b.flight_time > b.impact_time - clip.start + 1e-9 and b.speed > 0:
+            raise ctx.error(f"balls.{i}.flight_time", f"the ball would be launched before the run starts "
+                            f"(impact at {b.impact_time:g} s, run starts at {clip.start:g} s), got {b.flight_time:g}")
+    if cfg.outputs.video and not cfg.outputs.recording:
+        pass  # the video is rendered from the in-memory recording; nothing to check
+
+
+def _check_names(cfg: ExperimentConfig, ctx: Context) -> ExperimentConfig:
+    """Names that need the model or a registry: model, joint map, gain groups, links, ball presets."""
+    from tracker.character.model import MODELS, load_model
+
+    model_spec = cfg.model
+    if model_spec not in MODELS:
+        p = Path(model_spec).expanduser()
+        p = p if p.is_absolute() else ctx.base_dir / p
+        if p.suffix not in (".yaml", ".yml") or not p.is_file():
+            raise ctx.error("model", f"{show(cfg.model)} is not a registered model or a model YAML file",
+                            tuple(MODELS) + ("<path to a model .yaml>",))
+        model_spec = str(p.resolve())
+        cfg = cfg.replace(model=model_spec)
+    try:
+        model = load_model(model_spec)
+    except ModelError as exc:
+        raise ctx.error("model", str(exc)) from None
+
+    jm = cfg.clip.joint_map
+    if jm is not None:
+        from tracker.retarget.joint_map import builtin_maps
+
+        maps = builtin_maps()
+        if jm not in maps:
+            p = Path(jm).expanduser()
+            p = p if p.is_absolute() else ctx.base_dir / p
+            if p.suffix not in (".yaml", ".yml") or not p.is_file():
+                raise ctx.error("clip.joint_map", f"{show(jm)} is not a built-in joint map or a YAML file",
+                                tuple(maps) + ("<path to a joint map .yaml>",))
+            cfg = cfg.replace(clip=dataclasses.replace(cfg.clip, joint_map=str(p.resolve())))
+
+    groups = tuple(g.name for g in model.groups)
+    joints = model.actuated_joints
+    kd = cfg.controller.gains.kd
+    for name in kd if isinstance(kd, dict) else ():
+        if name not in groups and name not in joints:
+            raise ctx.error(f"controller.gains.kd.{name}", f"{name!r} is not a joint group or joint of model "
+                            f"{model.name!r}", groups + joints)
+
+    presets = _ball_presets()
+    for i, b in enumerate(cfg.balls):
+        if presets is not None and b.preset not in presets:
+            raise ctx.error(f"balls.{i}.preset", f"{show(b.preset)} is not a ball preset", presets)
+        if b.target_link not in model.links:
+            raise ctx.error(f"balls.{i}.target_link", f"{show(b.target_link)} is not a link of model "
+                            f"{model.name!r}", model.links)
+    return cfg
+
+
+def _ball_presets() -> tuple[str, ...] | None:
+    """Registered ball preset names, or None while the ball module is not installed."""
+    import importlib
+
+    try:
+        balls = importlib.import_module("tracker.scenarios.balls")
+    except ModuleNotFoundError as exc:
+        if exc.name == "tracker.scenarios.balls":
+            return None
+        raise
+    names = getattr(balls, "preset_names", None)
+    if callable(names):
+        return tuple(names())
+    registry = getattr(balls, "PRESETS", None)
+    return tuple(registry) if registry is not None else None
+
+
+def config_to_data(cfg: ExperimentConfig) -> dict:
+    """The resolved config as plain data (every key, defaults filled, paths absolute)."""
+    return to_plain(cfg)
+
+
+def dump_config(cfg: ExperimentConfig, header: str = "") -> str:
+    """The resolved config as YAML text that :func:`load_config` accepts again."""
+    text = yaml.safe_dump(config_to_data(cfg), sort_keys=False, default_flow_style=None, width=100)
+    if header:
+        text = "".join(f"# {line}\n" for line in header.splitlines()) + text
+    return text

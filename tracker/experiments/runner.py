@@ -1,0 +1,356 @@
+"""Run one experiment config and write its result folder.
+
+:func:`build` turns an :class:`ExperimentConfig` into the model, reference,
+gains, gain schedule and ball scenario; :func:`simulate` runs it (optionally
+without the balls, for the baseline); :func:`run_experiment` does both runs
+when there are balls, computes the metrics and writes::
+
+    <out>/config.yaml        the fully resolved config (loads again as a config)
+    <out>/recording.npz      every step (outputs.recording)
+    <out>/baseline.npz       the ball-free baseline run (with balls and outputs.recording)
+    <out>/*.png, report.md   plots and a one-page report (outputs.plots)
+    <out>/video.mp4          reference and simulation side by side (outputs.video)
+    <out>/timing.json        wall-clock times (kept out of metrics.json)
+    <out>/metrics.json       written last: its presence marks a finished run
+
+``metrics.json`` holds only deterministic numbers, so the same config gives
+the same file byte for byte. Every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import os
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+from tracker.errors import ConfigError, TrackerError
+from tracker.experiments.config import ExperimentConfig, dump_config
+from tracker.experiments.results import write_json_atomic, write_text_atomic
+
+#: Leading rows of the report and the CLI summary.
+SUMMARY_KEYS = ("joint_error_mean_rad", "joint_error_max_rad", "root_error_mean_m", "ee_error_mean_m",
+                "torque_saturation", "effort_mean_nm")
+
+
+@dataclass
+class Prepared:
+    """Everything a run needs, built from a config (no PyBullet client yet)."""
+
+    config: ExperimentConfig
+    model: Any
+    reference: Any
+    options: Any
+    gains: Any
+    launches: list = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    """The result of :func:`run_experiment`."""
+
+    config: ExperimentConfig
+    folder: Path
+    recording: Any
+    baseline: Any
+    metrics: dict
+    timing: dict
+    files: dict[str, str]
+
+    @property
+    def diverged(self) -> bool:
+        return bool(self.recording.diverged or (self.baseline is not None and self.baseline.diverged))
+
+
+# -- building -----------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def _reference(model: str, path: str, mtime: float, joint_map: str | None, ik: str, fps: float | None,
+               keep_first_frame: bool):
+    """Retargeting is the slow part of a short run; sweeps reuse the reference within a process."""
+    from tracker.retarget import load_clip_reference
+
+    return load_clip_reference(path, model=model, joint_map=joint_map, ik_feet=ik in ("feet", "both"),
+                               ik_hands=ik in ("hands", "both"), fps=fps, drop_tpose=not keep_first_frame)
+
+
+def build(cfg: ExperimentConfig) -> Prepared:
+    """Model, reference, simulation options, gains and ball launches of ``cfg``."""
+    from tracker.character.model import load_model
+    from tracker.control.gains import build_gains
+    from tracker.sim.simulation import SimOptions
+
+    model = load_model(cfg.model)
+    clip = cfg.clip
+    ref = _reference(cfg.model, clip.path, os.path.getmtime(clip.path), clip.joint_map, clip.ik, clip.fps,
+                     clip.keep_first_frame)
+    if clip.start >= ref.duration:
+        raise ConfigError(f"clip.start ({clip.start:g} s) is not before the end of the clip ({ref.duration:.3f} s)")
+    g, root = cfg.controller.gains, cfg.root
+    opt = SimOptions(controller=cfg.controller.name, dt=cfg.sim.dt, root=root.mode,
+                     target_velocity=cfg.controller.target_velocity, gain_scale=g.scale,
+                     root_kp=(root.kp_linear, root.kp_angular), root_kd_ratio=root.kd_ratio,
+                     max_speed=cfg.sim.max_speed, start=clip.start, solver_iterations=cfg.sim.solver_iterations)
+    gains = build_gains(model, cfg.sim.dt, k=g.k_t, inertia_scaled=g.inertia_scaling, kd_mode=g.kd_mode,
+                        kd_ratio=g.kd_ratio, kd=g.kd, gain_scale=g.scale, root_kp=(root.kp_linear, root.kp_angular),
+                        root_kd_ratio=root.kd_ratio, root=root.mode, torque_limits=g.torque_limits)
+    return Prepared(cfg, model, ref, opt, gains, launches_of(cfg))
+
+
+def launches_of(cfg: ExperimentConfig) -> list:
+    """The config's balls as :class:`tracker.scenarios.base.Launch` specs."""
+    from tracker.scenarios.base import Launch
+
+    return [Launch(ball=b.preset, target_link=b.target_link, impact_time=b.impact_time, speed=b.speed,
+                   direction=b.direction, offset=b.offset, flight_time=b.flight_time, mass=b.mass)
+            for b in cfg.balls]
+
+
+def schedule_of(prep: Prepared):
+    """The :class:`~tracker.control.gains.GainSchedule` of the config (None when disabled)."""
+    cfg = prep.config
+    if not cfg.schedule.enabled:
+        return None
+    from tracker.control.gains import GainSchedule
+    from tracker.scenarios.base import Schedule
+
+    g, s, root = cfg.controller.gains, cfg.schedule, cfg.root
+    if g.k_t is None:  # the model's group gains, scaled by k/k_t
+        k_t, scaling = 1.0, "model"
+        k_r = s.k_r_ratio
+    else:
+        k_t, scaling = g.k_t, ("mass" if g.inertia_scaling else "uniform")
+        k_r = s.k_r if s.k_r is not None else s.k_r_ratio * g.k_t
+    return GainSchedule(prep.model, cfg.sim.dt, Schedule(k_t=k_t, k_r=k_r, t_e=s.t_e, t_f=s.t_f, scope=s.scope),
+                        scaling=scaling, kd_mode=g.kd_mode, kd_ratio=g.kd_ratio, kd=g.kd, gain_scale=g.scale,
+                        root_kp=(root.kp_linear, root.kp_angular), root_kd_ratio=root.kd_ratio, root=root.mode,
+                        torque_limits=g.torque_limits, blend=s.blend, min_separation=s.min_separation)
+
+
+def scenario_of(prep: Prepared):
+    """A ball scenario for the config's launches (None without balls)."""
+    if not prep.launches:
+        return None
+    from tracker.scenarios.ball_scenario import BallScenario
+
+    return BallScenario(prep.launches, seed=prep.config.seed)
+
+
+# -- simulating ---------------------------------------------------------------------------------
+
+
+def simulate(prep: Prepared, *, balls: bool = True, gui: bool = False,
+             on_step: Callable[[dict], None] | None = None) -> tuple[Any, dict]:
+    """Run the prepared config once.
+
+    Args:
+        balls: launch the config's balls (False: the ball-free baseline).
+        gui: open PyBullet's GUI window.
+        on_step: called with every recorded row (progress bars).
+
+    Returns:
+        ``(recording, outcome)``: the :class:`~tracker.sim.recording.Recording` and the
+        ball scenario's outcome data (empty without balls).
+    """
+    from tracker.control.registry import create as create_controller
+    from tracker.sim.simulation import Simulation
+
+    cfg = prep.config
+    scenario = scenario_of(prep) if balls else None
+    schedule = schedule_of(prep) if balls else None
+    gains_fn = schedule.bind(scenario) if (schedule is not None and scenario is not None) else None
+    sim = Simulation(prep.model, prep.reference, prep.options, gains_fn=gains_fn, scenario=scenario, gui=gui)
+    try:
+        sim.base_gains = prep.gains
+        sim.gains = prep.gains
+        if cfg.controller.name == "spd" and cfg.controller.prediction != "semi_implicit":
+            # Simulation builds SPD with its default prediction; the config asks for another one.
+            passive = None
+            if cfg.root.mode == "free":
+                import numpy as np
+
+                passive = np.zeros(sim.layout.nv, dtype=bool)
+                passive[:6] = True
+            sim.controller = create_controller("spd", layout=sim.layout, dynamics=sim.character,
+                                               target_velocity=cfg.controller.target_velocity,
+                                               prediction=cfg.controller.prediction, passive=passive)
+        rec = sim.run(cfg.duration, progress=False, on_step=on_step)
+    finally:
+        sim.close()
+    rec.meta.update(config=cfg.name, balls=bool(balls and prep.launches), schedule=schedule is not None)
+    return rec, _ball_outcome(scenario)
+
+
+def _ball_outcome(scenario) -> dict:
+    if scenario is None:
+        return {}
+    for name in ("outcome", "outcomes", "ball_outcomes"):
+        value = getattr(scenario, name, None)
+        if value is None:
+            continue
+        value = value() if callable(value) else value
+        return {"balls": _plain(value)}
+    return {}
+
+
+def _plain(x):
+    """Scenario data as JSON-able values (dataclasses, numpy arrays and scalars)."""
+    import numpy as np
+
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {f.name: _plain(getattr(x, f.name)) for f in dataclasses.fields(x)}
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _plain(x.tolist())
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+# -- the result folder --------------------------------------------------------------------------
+
+
+def default_out_dir(cfg: ExperimentConfig, root: str | Path = "results", now: _dt.datetime | None = None) -> Path:
+    """``results/<name>-YYYYmmdd-HHMMSS`` (a suffix ``-2``, ``-3``... if that exists)."""
+    stamp = (now or _dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
+    base = Path(root) / f"{cfg.name}-{stamp}"
+    out, k = base, 1
+    while out.exists():
+        k += 1
+        out = base.with_name(f"{base.name}-{k}")
+    return out
+
+
+def compute_metrics(prep: Prepared, rec, baseline, ball_outcome: dict) -> dict:
+    """The deterministic metrics of a run (no wall-clock numbers)."""
+    from tracker.analysis.metrics import tracking_metrics
+
+    cfg = prep.config
+    m = tracking_metrics(rec, prep.model.kinematics(), end_effectors=dict(prep.model.end_effectors))
+    m.update(name=cfg.name, status=rec.status, message=rec.message,
+             controller=cfg.controller.name, dt=cfg.sim.dt, root=cfg.root.mode)
+    if baseline is not None:
+        from tracker.analysis.impact import impact_response
+
+        imp = impact_response(rec, baseline, cfg.impact.recover_threshold_rad, cfg.impact.hold_s)
+        imp["baseline_status"] = baseline.status
+        imp["baseline_message"] = baseline.message
+        imp.update(ball_outcome)
+        m["impact"] = imp
+    return m
+
+
+def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None = None, gui: bool = False,
+                   progress: bool = False, header: str = "") -> Outcome:
+    """Run ``cfg`` (and its ball-free baseline when it has balls) and write the result folder.
+
+    Args:
+        out: the result folder (created).
+        video: render the MP4 (default: ``cfg.outputs.video``).
+        gui: show the run in PyBullet's GUI (the baseline runs headless).
+        progress: tqdm progress bars on stderr.
+        header: comment lines written at the top of config.yaml (provenance).
+
+    Raises:
+        TrackerError: a bad config or clip; a missing optional extra (video) before anything runs.
+    """
+    want_video = cfg.outputs.video if video is None else video
+    if want_video:
+        from tracker.analysis.video import require_video_extra
+
+        require_video_extra()
+    if want_video != cfg.outputs.video:
+        cfg = cfg.replace(outputs=dataclasses.replace(cfg.outputs, video=want_video))
+    folder = Path(out)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TrackerError(f"cannot create the result folder {folder} ({exc.strerror or exc})") from None
+    write_text_atomic(folder / "config.yaml", dump_config(cfg, header))
+    timing: dict = {}
+    t0 = time.perf_counter()
+    prep = build(cfg)
+    timing["build_s"] = time.perf_counter() - t0
+
+    rec, ball_outcome = _timed_sim(prep, True, gui, progress, "run" if not prep.launches else "with balls", timing,
+                                   "sim_s")
+    baseline = None
+    if prep.launches:
+        baseline, _ = _timed_sim(prep, False, False, progress, "baseline", timing, "baseline_s")
+    metrics = compute_metrics(prep, rec, baseline, ball_outcome)
+    files: dict[str, str] = {"config": "config.yaml", "metrics": "metrics.json", "timing": "timing.json"}
+    if cfg.outputs.recording:
+        rec.save(folder / "recording.npz")
+        files["recording"] = "recording.npz"
+        if baseline is not None:
+            baseline.save(folder / "baseline.npz")
+            files["baseline"] = "baseline.npz"
+    if cfg.outputs.plots:
+        t0 = time.perf_counter()
+        from tracker.analysis.plots import write_plots
+
+        files.update(write_plots(folder, rec, baseline, top=4))
+        timing["plots_s"] = time.perf_counter() - t0
+    if want_video:
+        t0 = time.perf_counter()
+        from tracker.analysis.video import write_video
+
+        write_video(folder / "video.mp4", rec, prep.model, fps=cfg.outputs.video_fps, size=cfg.outputs.video_size,
+                    ball_radii=ball_radii(cfg), progress=progress)
+        files["video"] = "video.mp4"
+        timing["video_s"] = time.perf_counter() - t0
+    if cfg.outputs.plots:
+        from tracker.analysis.report import write_report
+
+        write_report(folder / "report.md", cfg, metrics, files)
+        files["report"] = "report.md"
+    sim_time = rec.n_steps * rec.dt
+    timing["realtime_factor"] = sim_time / timing["sim_s"] if timing["sim_s"] > 0 else None
+    write_json_atomic(folder / "timing.json", timing)
+    write_json_atomic(folder / "metrics.json", metrics)  # last: marks the run finished
+    return Outcome(cfg, folder, rec, baseline, metrics, timing, files)
+
+
+def _timed_sim(prep: Prepared, balls: bool, gui: bool, progress: bool, desc: str, timing: dict, key: str):
+    cfg = prep.config
+    bar = None
+    on_step = None
+    if progress:
+        from tqdm import tqdm
+
+        dur = cfg.duration if cfg.duration is not None else prep.reference.duration - cfg.clip.start
+        bar = tqdm(total=max(int(round(dur / cfg.sim.dt)), 0), unit="step", desc=desc, leave=False)
+        on_step = lambda _row: bar.update(1)  # noqa: E731
+    t0 = time.perf_counter()
+    try:
+        result = simulate(prep, balls=balls, gui=gui, on_step=on_step)
+    finally:
+        if bar is not None:
+            bar.close()
+    timing[key] = time.perf_counter() - t0
+    return result
+
+
+def ball_radii(cfg: ExperimentConfig) -> tuple[float, ...]:
+    """Radius of each configured ball, m (from its preset; 0.11 m if the preset registry is unavailable)."""
+    out = []
+    for b in cfg.balls:
+        radius = 0.11
+        try:
+            from tracker.scenarios import balls as ball_presets
+
+            get = getattr(ball_presets, "get_preset", None) or getattr(ball_presets, "preset", None)
+            if get is not None:
+                radius = float(get(b.preset).radius)
+        except (ImportError, TrackerError, KeyError):
+            pass
+        out.append(radius)
+    return tuple(out)

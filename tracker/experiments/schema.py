@@ -1,0 +1,312 @@
+"""Strict parsing of nested frozen dataclasses from YAML data.
+
+A config section is a frozen dataclass; each field declares its help text,
+unit and constraints with :func:`setting`. :func:`parse` walks the type hints
+(``float``, ``int``, ``bool``, ``str``, ``Literal[...]``, ``X | None``,
+``tuple[float, float, float]``, ``tuple[int, int]``, ``dict[str, float]``,
+``list[Section]`` and nested sections) and rejects unknown keys, wrong types
+and out-of-range values with a one-line :class:`ConfigError` of the form::
+
+    configs/x.yaml: controller.gains.k_t: must be >= 0, got -5
+
+Nothing here knows about experiments; :mod:`tracker.experiments.config`
+declares the sections.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import types
+import typing
+from dataclasses import MISSING, dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Literal
+
+from tracker.errors import ConfigError
+
+#: Marks a field without default that the file must give.
+REQUIRED: Any = MISSING
+
+
+def setting(default: Any = REQUIRED, help: str = "", *, unit: str = "", gt: float | None = None,
+            ge: float | None = None, le: float | None = None, lt: float | None = None,
+            fraction: bool = False, path: bool = False, name: bool = False) -> Any:
+    """A dataclass field with help and constraints.
+
+    Args:
+        default: the default (a list/dict default is copied per instance); omit for required keys.
+        help: one line shown in docs and errors.
+        unit: SI unit of the value (``s``, ``m/s``, ``N·m/rad``...).
+        gt, ge, le, lt: bounds of a number.
+        fraction: a number may also be written as a fraction string like ``1/60``.
+        path: a file path, resolved against the config's folder (``pybullet_data:`` prefix allowed).
+        name: a string used in folder names: letters, digits, ``.``, ``_``, ``-`` only.
+    """
+    meta = {"help": help, "unit": unit, "gt": gt, "ge": ge, "le": le, "lt": lt,
+            "fraction": fraction, "path": path, "name": name}
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda d=default: type(d)(d), metadata=meta)
+    if dataclasses.is_dataclass(default):
+        return field(default_factory=lambda d=default: dataclasses.replace(d), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def show(value: Any) -> str:
+    """A value as the user wrote it, short."""
+    text = repr(value) if isinstance(value, str) else _yaml_scalar(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _yaml_scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        value = list(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_yaml_scalar(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_yaml_scalar(v) for v in value) + "]"
+    return str(value)
+
+
+def type_name(value: Any) -> str:
+    """The YAML kind of a parsed value (for 'expected X, got Y' messages)."""
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
+
+
+class Context:
+    """Where parsing happens: the file, its folder, and which keys came from ``--set``.
+
+    Args:
+        source: the config file (named in every message).
+        base_dir: folder against which relative paths resolve (default: the file's folder).
+        overridden: key paths set on the command line; errors under them say so.
+    """
+
+    def __init__(self, source: str | Path, base_dir: Path | None = None, overridden: dict[str, str] | None = None):
+        self.source = str(source)
+        self.base_dir = base_dir if base_dir is not None else Path(source).resolve().parent
+        self.overridden = overridden or {}
+
+    def error(self, key: str, message: str, valid: typing.Iterable[Any] | None = None) -> ConfigError:
+        """A one-line :class:`ConfigError`: ``file: key: message (valid: ...)``."""
+        text = f"{self.source}: {key}: {message}" if key else f"{self.source}: {message}"
+        if valid is not None:
+            text += f" (valid: {', '.join(str(v) for v in valid)})"
+        for k, expr in self.overridden.items():
+            if key == k or key.startswith(k + ".") or k.startswith(key + ".") and key:
+                text += f" [from --set {expr}]"
+                break
+        return ConfigError(" ".join(text.split("\n")))
+
+
+def join(prefix: str, key: str | int) -> str:
+    return f"{prefix}.{key}" if prefix else str(key)
+
+
+def parse(cls: type, raw: Any, ctx: Context, key: str = "") -> Any:
+    """Build the dataclass ``cls`` from the YAML mapping ``raw``; every key checked.
+
+    Raises:
+        ConfigError: naming the file, the key path, what was given and what is allowed.
+    """
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ctx.error(key, f"expected a mapping of settings, got {type_name(raw)} {show(raw)}")
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    for k in raw:
+        if k not in fields:
+            near = difflib.get_close_matches(str(k), fields, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise ctx.error(join(key, k), f"unknown key{hint}", fields)
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for name, f in fields.items():
+        sub = join(key, name)
+        if name not in raw:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise ctx.error(sub, "missing required key" + (f" ({f.metadata['help']})" if f.metadata.get("help") else ""))
+            continue
+        values[name] = convert(hints[name], raw[name], ctx, sub, f.metadata)
+    return cls(**values)
+
+
+def convert(tp: Any, value: Any, ctx: Context, key: str, meta: typing.Mapping = types.MappingProxyType({})) -> Any:
+    """Check and convert one value against the type ``tp`` and the field's constraints."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        if value is None and len(inner) < len(args):
+            return None
+        if len(inner) > 1:  # e.g. float | dict[str, float]: pick by the YAML kind of the value
+            kinds = {dict: lambda a: typing.get_origin(a) is dict or dataclasses.is_dataclass(a),
+                     list: lambda a: typing.get_origin(a) in (list, tuple)}
+            test = kinds.get(type(value), lambda a: typing.get_origin(a) is None and not dataclasses.is_dataclass(a))
+            fits = [a for a in inner if test(a)]
+            if not fits:
+                raise ctx.error(key, f"expected {' or '.join(_type_text(a) for a in inner)}, got {type_name(value)} "
+                                f"{show(value)}")
+            return convert(fits[0], value, ctx, key, meta)
+        return convert(inner[0], value, ctx, key, meta)
+    if dataclasses.is_dataclass(tp):
+        return parse(tp, value, ctx, key)
+    if origin is Literal:
+        if not isinstance(value, str) or value not in args:
+            raise ctx.error(key, f"{show(value)} is not allowed", args)
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ctx.error(key, f"expected true or false, got {show(value)}")
+        return value
+    if tp in (float, int):
+        return _number(tp, value, ctx, key, meta)
+    if tp is str:
+        return _string(value, ctx, key, meta)
+    if origin is tuple:
+        n = len(args)
+        if not isinstance(value, list) or len(value) != n:
+            raise ctx.error(key, f"expected a list of {n} numbers, got {show(value)}")
+        return tuple(convert(a, v, ctx, f"{key}[{i}]", meta) for i, (a, v) in enumerate(zip(args, value)))
+    if origin is list:
+        if not isinstance(value, list):
+            raise ctx.error(key, f"expected a list, got {type_name(value)} {show(value)}")
+        return [convert(args[0], v, ctx, join(key, i), meta) for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ctx.error(key, f"expected a mapping, got {type_name(value)} {show(value)}")
+        return {str(k): convert(args[1], v, ctx, join(key, k), meta) for k, v in value.items()}
+    raise TypeError(f"schema type {tp!r} of {key} is not supported")  # a bug in a section, not user input
+
+
+def _number(tp: type, value: Any, ctx: Context, key: str, meta: typing.Mapping) -> float | int:
+    given = value
+    if meta.get("fraction") and isinstance(value, str):
+        try:
+            value = float(Fraction(value.strip()))
+        except (ValueError, ZeroDivisionError):
+            raise ctx.error(key, f"expected a number or a fraction like 1/60, got {show(given)}") from None
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ctx.error(key, f"expected an integer, got {show(given)}")
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        what = "a number or a fraction like 1/60" if meta.get("fraction") else "a number"
+        raise ctx.error(key, f"expected {what}, got {show(given)}")
+    elif not math.isfinite(value):
+        raise ctx.error(key, f"expected a finite number, got {show(given)}")
+    for bound, ok, word in (("gt", lambda x, b: x > b, ">"), ("ge", lambda x, b: x >= b, ">="),
+                            ("lt", lambda x, b: x < b, "<"), ("le", lambda x, b: x <= b, "<=")):
+        b = meta.get(bound)
+        if b is not None and not ok(value, b):
+            unit = f" {meta['unit']}" if meta.get("unit") else ""
+            raise ctx.error(key, f"must be {word} {b:g}{unit}, got {show(given)}")
+    return tp(value)
+
+
+def _string(value: Any, ctx: Context, key: str, meta: typing.Mapping) -> str:
+    if not isinstance(value, str):
+        raise ctx.error(key, f"expected a string, got {type_name(value)} {show(value)}")
+    if meta.get("name"):
+        bad = sorted({c for c in value if not (c.isascii() and (c.isalnum() or c in "._-"))})
+        if not value or bad:
+            raise ctx.error(key, f"{show(value)} must be non-empty and use only letters, digits, '.', '_', '-'")
+    if meta.get("path"):
+        return resolve_path(value, ctx, key)
+    return value
+
+
+PYBULLET_DATA_PREFIX = "pybullet_data:"
+
+
+def resolve_path(value: str, ctx: Context, key: str) -> str:
+    """An existing file: absolute, ``pybullet_data:<path>``, or relative to the config's folder."""
+    if value.startswith(PYBULLET_DATA_PREFIX):
+        import pybullet_data  # the data package only
+
+        path = Path(pybullet_data.getDataPath()) / value[len(PYBULLET_DATA_PREFIX):]
+    else:
+        path = Path(value).expanduser()
+        if not path.is_absolute():
+            path = ctx.base_dir / path
+    path = Path(_normalise(path))
+    if not path.is_file():
+        raise ctx.error(key, f"file {value!r} does not exist (looked for {path})")
+    return str(path)
+
+
+def _normalise(path: Path) -> str:
+    import os
+
+    return os.path.normpath(str(path))
+
+
+def to_plain(obj: Any) -> Any:
+    """A dataclass tree as plain YAML-able data (tuples become lists)."""
+    if dataclasses.is_dataclass(obj):
+        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init}
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: to_plain(v) for k, v in obj.items()}
+    return obj
+
+
+@dataclass(frozen=True)
+class FieldDoc:
+    """One documented key: path, type, default, unit, help."""
+
+    key: str
+    type: str
+    default: str
+    unit: str
+    help: str
+
+
+def describe(cls: type, prefix: str = "") -> list[FieldDoc]:
+    """Every key of the section tree, for documentation."""
+    out = []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        tp = hints[f.name]
+        key = join(prefix, f.name)
+        if f.default is not MISSING:
+            default = _yaml_scalar(f.default) if not dataclasses.is_dataclass(f.default) else ""
+        elif f.default_factory is not MISSING:
+            d = f.default_factory()
+            default = "" if dataclasses.is_dataclass(d) else _yaml_scalar(to_plain(d))
+        else:
+            default = "(required)"
+        out.append(FieldDoc(key, _type_text(tp), default, f.metadata.get("unit", ""), f.metadata.get("help", "")))
+        if dataclasses.is_dataclass(tp):
+            out.extend(describe(tp, key))
+        elif typing.get_origin(tp) is list and dataclasses.is_dataclass(typing.get_args(tp)[0]):
+            out.extend(describe(typing.get_args(tp)[0], key + "[i]"))
+    return out
+
+
+def _type_text(tp: Any) -> str:
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type_text(a) for a in args)
+    if origin is Literal:
+        return " | ".join(args)
+    if dataclasses.is_dataclass(tp):
+        return "section"
+    if origin is tuple:
+        return f"[{', '.join(_type_text(a) for a in args)}]"
+    if origin is list:
+        return f"list of {_type_text(args[0])}"
+    if origin is dict:
+        return f"mapping of {_type_text(args[1])}"
+    return {type(None): "null"}.get(tp, getattr(tp, "__name__", str(tp)))
