@@ -22,13 +22,15 @@ class WorldSettings:
         dt: physics time step, s (one control update per step).
         solver_iterations: constraint-solver iterations per step.
         ground_friction: lateral friction of the ground plane.
-        ground_restitution: restitution of the ground plane.
+        ground_restitution: restitution of the ground plane. PyBullet multiplies the
+            restitutions of two bodies in contact; with 1 a ball's restitution is its
+            coefficient against the ground, and the character's links (restitution 0) never bounce.
     """
 
     dt: float = 1.0 / 60.0
     solver_iterations: int = 50
     ground_friction: float = 0.9
-    ground_restitution: float = 0.5
+    ground_restitution: float = 1.0
 
 
 class World:

@@ -1,0 +1,333 @@
+"""The ball scenario: launches balls at the character, reads contacts, records the balls.
+
+Wiring (the simulation calls the hooks; the gain schedule reads ``events``)::
+
+    scenario = BallScenario([Launch("basketball", "chest", impact_time=1.2, speed=4.0)])
+    sim = Simulation(model, reference, opt, scenario=scenario, gains_fn=schedule.bind(scenario))
+    rec = sim.run()                      # rec.events, rec.balls (N, B, 3)
+    outcome = scenario.outcomes()[0]     # first contact, exit velocity, caught/dropped
+
+Each launch is planned at :meth:`reset` against the reference
+(:func:`tracker.scenarios.launch.plan_launch`, on the simulation's step grid)
+and its ball is spawned in :meth:`before_step` at the planned time. After every
+step the scenario records each ball's centre and velocity, appends one event
+per touched link (:mod:`tracker.scenarios.contacts`), notes ground contacts and
+whether the ball is held.
+
+Outcome of a ball (:class:`BallOutcome`):
+- exit velocity: the ball's velocity one step after its last contact with the
+  character (or at the end of the run if it is still touching);
+- caught: for at least ``hold_time`` s at the end of the run, after a contact,
+  the ball's centre is within ``hold_radius`` of both hands' centres of mass
+  (or of the chest's) and moves at most ``hold_speed`` relative to them;
+- dropped: not caught, and the ball touched the ground after its first contact
+  with the character (or, if it never touched the character, after being
+  launched in the air).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from tracker.errors import ConfigError
+from tracker.scenarios.balls import ball_state, remove_ball, spawn_ball
+from tracker.scenarios.base import Launch
+from tracker.scenarios.contacts import BodyState, read_contacts, touching
+from tracker.scenarios.launch import LaunchPlan, aim_point, check_launch, heading, plan_launch, solve_launch
+
+
+@dataclass(frozen=True)
+class BallOutcome:
+    """What happened to one ball. Times are clip times, s; ``None`` when it did not happen.
+
+    Attributes:
+        ball: index in the scenario.
+        name: preset name.
+        target_link: the link it was aimed at.
+        planned_impact_time: when it was planned to meet the link, s.
+        first_contact_time: first contact with the character (event time ``t``: the state in
+            which PyBullet found it), s.
+        first_touch_time: the same contact's estimated touch time (``t_touch``), s.
+        first_contact_link: link of that contact (the first in link order if several).
+        first_target_contact_time: first contact with ``target_link``, s.
+        links: every link it touched, in order of first touch.
+        impulse: total normal impulse it exchanged with the character, N·s.
+        exit_velocity: velocity after the last contact ``(3,)`` m/s.
+        exit_speed: its norm, m/s.
+        exit_direction: its unit vector ``(3,)``.
+        caught: held at the end (module docstring).
+        held_time: length of the final hold, s.
+        dropped: reached the ground and was not caught.
+        ground_time: first ground touch that counts for ``dropped``, s.
+    """
+
+    ball: int
+    name: str
+    target_link: str
+    planned_impact_time: float | None
+    first_contact_time: float | None
+    first_touch_time: float | None
+    first_contact_link: str | None
+    first_target_contact_time: float | None
+    links: tuple[str, ...]
+    impulse: float
+    exit_velocity: tuple[float, float, float] | None
+    exit_speed: float | None
+    exit_direction: tuple[float, float, float] | None
+    caught: bool
+    held_time: float
+    dropped: bool
+    ground_time: float | None
+
+    def to_dict(self) -> dict:
+        """JSON-able dict."""
+        d = dict(self.__dict__)
+        d["links"] = list(self.links)
+        for k in ("exit_velocity", "exit_direction"):
+            d[k] = None if d[k] is None else list(d[k])
+        return d
+
+
+class _Ball:
+    """Book-keeping of one ball: its plan, body and per-step records."""
+
+    def __init__(self, plan: LaunchPlan) -> None:
+        self.plan = plan
+        self.body: int | None = None
+        self.first_step: int | None = None  # index of its first recorded step
+        self.pos: list[np.ndarray] = []
+        self.vel: list[np.ndarray] = []
+        self.ground: list[bool] = []
+        self.held: list[bool] = []
+        self.contact_steps: list[int] = []
+        self.velocity_in: np.ndarray | None = None  # velocity in the state before the step
+
+
+class BallScenario:
+    """Balls launched at the character (see the module docstring).
+
+    Args:
+        launches: the balls to launch, planned at :meth:`reset`.
+        ccd: continuous collision detection for the balls (keep it on: fast balls tunnel otherwise).
+        hold_links: the links that hold a caught ball together (both must be near it).
+        body_link: a link that holds a caught ball alone (against the chest).
+        hold_radius: max distance from the ball's centre to those links' centres of mass, m.
+        hold_speed: max speed of the ball relative to them, m/s.
+        hold_time: how long the ball must be held at the end of the run to count as caught, s.
+        live_flight_time: flight time of a ball launched with :meth:`launch_now`, s.
+
+    Attributes:
+        events: contact events so far (one per ball, link and step; see :mod:`.contacts`).
+        plans: the solved launches, in ``launches`` order, then the ones of :meth:`launch_now`.
+        times: time after each recorded step, s.
+    """
+
+    def __init__(self, launches: Sequence[Launch] = (), *, ccd: bool = True,
+                 hold_links: Sequence[str] = ("left_hand", "right_hand"), body_link: str | None = "chest",
+                 hold_radius: float = 0.3, hold_speed: float = 1.0, hold_time: float = 0.5,
+                 live_flight_time: float = 0.5) -> None:
+        self.launches = tuple(launches)
+        for launch in self.launches:
+            if not isinstance(launch, Launch):
+                raise ConfigError(f"BallScenario takes Launch objects, got {launch!r}")
+            check_launch(launch)
+        for name, x in (("hold_radius", hold_radius), ("hold_speed", hold_speed), ("hold_time", hold_time),
+                        ("live_flight_time", live_flight_time)):
+            if not (np.isfinite(x) and x > 0):
+                raise ConfigError(f"BallScenario: {name} must be positive, got {x}")
+        self.ccd = ccd
+        self.hold_links = tuple(hold_links)
+        self.body_link = body_link
+        self.hold_radius = float(hold_radius)
+        self.hold_speed = float(hold_speed)
+        self.hold_time = float(hold_time)
+        self.live_flight_time = float(live_flight_time)
+        self.events: list[dict] = []
+        self.times: list[float] = []
+        self._balls: list[_Ball] = []
+        self._sim = None
+        self._client: int | None = None
+        self._kin = None
+        self._hold_idx: tuple[list[int], int | None] | None = None
+        self._body: BodyState | None = None  # the character's link state after the last step
+
+    # -- hooks --------------------------------------------------------------------------
+    def reset(self, sim) -> None:
+        """Forget the last run, remove its balls, plan every launch for this one."""
+        self.remove_balls()
+        self._sim, self._client = sim, sim.world.client
+        self._kin = sim.model.kinematics()
+        self.events = []
+        self.times = []
+        self._balls = [_Ball(plan_launch(launch, sim.reference, sim.model, sim.opt.dt, sim.t, self._kin))
+                       for launch in self.launches]
+        names = sim.character.link_names
+        hands = [names.index(n) for n in self.hold_links if n in names]
+        body = names.index(self.body_link) if self.body_link in names else None
+        self._hold_idx = (hands if len(hands) == len(self.hold_links) else [], body)
+        self._body = BodyState.read(sim.character) if self._balls else None
+
+    def before_step(self, sim, t: float) -> None:
+        """Spawn the balls whose time has come."""
+        for b in self._balls:
+            if b.body is None and b.first_step is None and t >= b.plan.spawn_time - 0.5 * sim.opt.dt:
+                self._spawn(b)
+
+    def after_step(self, sim, t: float) -> None:
+        """Record the balls and their contacts after the step that ended at ``t``."""
+        self.times.append(float(t))
+        step = len(self.times) - 1
+        if not self._balls:
+            return
+        body_in, body_out = self._body, BodyState.read(sim.character)
+        self._body = body_out
+        client, dt = self._client, sim.opt.dt
+        for k, b in enumerate(self._balls):
+            if b.body is None:
+                continue
+            pos, vel = ball_state(client, b.body)
+            contacts = read_contacts(client, b.body, sim.character, t, dt, ball=k,
+                                     speed=float(np.linalg.norm(vel)), velocity_in=b.velocity_in, body_in=body_in)
+            if contacts:
+                b.contact_steps.append(step)
+                self.events.extend(c.as_event() for c in contacts)
+            if b.first_step is None:
+                b.first_step = step
+            b.pos.append(pos)
+            b.vel.append(vel)
+            b.ground.append(touching(client, b.body, sim.world.ground))
+            b.held.append(self._held(pos, vel, body_out))
+            b.velocity_in = vel
+
+    # -- GUI ------------------------------------------------------------------------------
+    def launch_now(self, launch: Launch, sim=None) -> int:
+        """Launch a ball at once at ``launch.target_link``; returns its index.
+
+        It meets the link's current simulated position, moved on by the reference's motion
+        over ``live_flight_time`` s, ``live_flight_time`` s from now, with ``launch``'s speed,
+        direction, offset and ball (its ``impact_time`` and ``flight_time`` are ignored).
+        """
+        sim = sim or self._sim
+        if sim is None:
+            raise ConfigError("launch_now: the scenario has not been reset by a simulation yet")
+        check_launch(launch)
+        dt, t = sim.opt.dt, sim.t
+        flight = max(round(self.live_flight_time / dt), 1) * dt
+        pos, quat = sim.character.link_pose(launch.target_link)
+        offset = np.asarray(launch.offset, dtype=float)
+        here = pos + Rotation.from_quat(quat).apply(offset)
+        kin = self._kin or sim.model.kinematics()
+        ref_now, _ = aim_point(sim.model, sim.reference, launch.target_link, t, offset, kin)
+        ref_then, ref_vel = aim_point(sim.model, sim.reference, launch.target_link, t + flight, offset, kin)
+        live = replace(launch, impact_time=t + flight, flight_time=flight)
+        plan = solve_launch(live, here + ref_then - ref_now, ref_vel, heading(sim.reference, t + flight), t, dt)
+        b = _Ball(plan)
+        self._balls.append(b)
+        self._spawn(b)
+        if self._body is None:
+            self._body = BodyState.read(sim.character)
+        return len(self._balls) - 1
+
+    # -- results ----------------------------------------------------------------------------
+    @property
+    def plans(self) -> list[LaunchPlan]:
+        return [b.plan for b in self._balls]
+
+    @property
+    def n_balls(self) -> int:
+        return len(self._balls)
+
+    def ball_positions(self) -> np.ndarray:
+        """Ball centres per recorded step ``(N, B, 3)`` m; NaN before a ball exists."""
+        return self._per_step("pos")
+
+    def ball_velocities(self) -> np.ndarray:
+        """Ball velocities per recorded step ``(N, B, 3)`` m/s; NaN before a ball exists."""
+        return self._per_step("vel")
+
+    def _per_step(self, attr: str) -> np.ndarray:
+        out = np.full((len(self.times), len(self._balls), 3), np.nan)
+        for k, b in enumerate(self._balls):
+            if b.first_step is not None and getattr(b, attr):
+                rows = np.array(getattr(b, attr))
+                out[b.first_step:b.first_step + len(rows), k] = rows
+        return out
+
+    def outcomes(self) -> list[BallOutcome]:
+        """One :class:`BallOutcome` per ball (module docstring for the definitions)."""
+        return [self._outcome(k, b) for k, b in enumerate(self._balls)]
+
+    def to_dict(self) -> dict:
+        """Plans and outcomes, JSON-able."""
+        return {"plans": [p.to_dict() for p in self.plans], "outcomes": [o.to_dict() for o in self.outcomes()]}
+
+    def remove_balls(self) -> None:
+        """Remove every ball body from the simulation (records are kept)."""
+        for b in self._balls:
+            if b.body is not None and self._client is not None:
+                remove_ball(self._client, b.body)
+            b.body = None
+
+    # -- internals ----------------------------------------------------------------------------
+    def _spawn(self, b: _Ball) -> None:
+        pl = b.plan
+        b.body = spawn_ball(self._client, pl.preset, pl.position, pl.velocity, ccd=self.ccd)
+        b.velocity_in = np.array(pl.velocity)
+
+    def _held(self, pos: np.ndarray, vel: np.ndarray, state: BodyState) -> bool:
+        hands, body = self._hold_idx
+        com, lin = state.com, state.linear
+        r = self.hold_radius
+        if hands and all(np.linalg.norm(pos - com[i]) <= r for i in hands):
+            ref = lin[hands].mean(axis=0)
+        elif body is not None and np.linalg.norm(pos - com[body]) <= r:
+            ref = lin[body]
+        else:
+            return False
+        return bool(np.linalg.norm(vel - ref) <= self.hold_speed)
+
+    def _outcome(self, k: int, b: _Ball) -> BallOutcome:
+        evs = [e for e in self.events if e["ball"] == k]
+        first = evs[0] if evs else None
+        target = [e for e in evs if e["link"] == b.plan.link]
+        links = tuple(dict.fromkeys(e["link"] for e in evs))
+        n = len(b.pos)
+        exit_v = None
+        if n:
+            if b.contact_steps:
+                i = min(b.contact_steps[-1] + 1 - b.first_step, n - 1)
+            else:
+                i = None
+            if i is not None:
+                exit_v = np.asarray(b.vel[i])
+        held = 0
+        while held < n and b.held[n - 1 - held]:
+            held += 1
+        held_time = held * (self._sim.opt.dt if self._sim is not None else 0.0)
+        caught = bool(evs) and held_time >= self.hold_time - 1e-9
+        # the first ground touch after the ball was in the air following its first character
+        # contact (or its launch): a ball at rest on the ground does not "drop"
+        ground_time = None
+        start = (b.contact_steps[0] - b.first_step) if b.contact_steps else 0
+        airborne = False
+        for i in range(start, n):
+            airborne = airborne or not b.ground[i]
+            if airborne and b.ground[i]:
+                ground_time = self.times[b.first_step + i]
+                break
+        speed = None if exit_v is None else float(np.linalg.norm(exit_v))
+        return BallOutcome(
+            ball=k, name=b.plan.preset.name, target_link=b.plan.link, planned_impact_time=b.plan.impact_time,
+            first_contact_time=None if first is None else first["t"],
+            first_touch_time=None if first is None else first["t_touch"],
+            first_contact_link=None if first is None else first["link"],
+            first_target_contact_time=target[0]["t"] if target else None, links=links,
+            impulse=float(sum(e["impulse"] for e in evs)),
+            exit_velocity=None if exit_v is None else tuple(map(float, exit_v)), exit_speed=speed,
+            exit_direction=None if not speed else tuple(map(float, exit_v / speed)),
+            caught=caught, held_time=float(held_time), dropped=(ground_time is not None and not caught),
+            ground_time=ground_time)

@@ -1,0 +1,337 @@
+"""Aiming a ball: the ballistic launch that meets a link of the reference at a clip time.
+
+Aim point ``P``: the target link's frame origin in the reference pose at
+``impact_time``, plus ``Launch.offset`` expressed in the link's frame (it turns
+with the link; our humanoid's link frames are aligned with the world in the
+zero pose, so ``(0.1, 0, 0)`` is 10 cm in front of a link of a character
+standing at rest). Link positions come from the model's pure-numpy forward
+kinematics on ``reference.sample(t)[0]``.
+
+Moving ball (``speed > 0``): it arrives with velocity ``V = speed · d`` (``d``
+the unit approach direction; default: horizontal, towards the character's
+front, ``-heading``), its centre at ``C = P - r d``, so that its leading surface
+point touches ``P`` at ``impact_time``. If ``P`` lies inside the link's shape,
+the first contact comes earlier by about depth / closing speed.
+
+Ball at rest (``speed == 0``): it lies on the ground in the path of ``P``:
+``u`` is the horizontal direction of ``P``'s reference velocity at impact,
+``C = P_xy + sqrt(r² - (P_z - r)²) u`` and ``C_z = r``, so ``P`` reaches the
+ball's surface at ``impact_time``.
+
+Ballistics, discrete and exact. PyBullet integrates a free ball with
+symplectic Euler (``v += g dt`` then ``x += v dt``, no drag). From the spawn
+state ``(x0, v0)``, after ``k`` steps ``v_k = v0 + k g dt`` and
+``x_k = x0 + k dt v0 + g dt² k (k+1) / 2``, and within a step the ball moves
+on a straight line at ``v_k``. With the impact inside step ``m``,
+``t_i = t_s + (m - 1 + β) dt``, ``β ∈ (0, 1]``, require ``x_{m-1} + β dt v_m = C``
+and ``v_m = V``; backwards::
+
+    v0 = V - m g dt
+    x0 = C - β dt V - (m - 1) dt v0 - g dt² (m - 1) m / 2
+
+The continuous parabola (``x0 = C - V T + g T²/2``, ``dt=None``) would miss by
+``g dt T / 2`` in height in PyBullet (5 cm for a 0.6 s flight at 1/60 s).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from tracker.errors import ConfigError, SimulationError
+from tracker.scenarios.balls import get_ball
+from tracker.scenarios.base import BallPreset, Launch
+
+#: World gravity, m/s² (as :data:`tracker.sim.world.GRAVITY`, without importing PyBullet).
+GRAVITY = np.array([0.0, 0.0, -9.81])
+#: URDF axes -> our Z-up axes, as the character adapter converts them.
+_UP_TO_Z = {"z": Rotation.identity(), "y": Rotation.from_euler("x", 90.0, degrees=True)}
+#: The lowest a flying ball's centre may pass, as a fraction of its radius (it may graze the ground).
+_GROUND_CLEARANCE = 0.95
+
+
+# -- ballistics ------------------------------------------------------------------------
+
+def ballistic_launch(centre: Sequence[float], velocity: Sequence[float], flight_time: float,
+                     dt: float | None = None, gravity: Sequence[float] = GRAVITY) -> tuple[np.ndarray, np.ndarray]:
+    """Spawn state ``(x0, v0)`` so that a free ball is at ``centre`` with ``velocity`` after ``flight_time``.
+
+    Args:
+        centre: ball centre at impact ``(3,)`` m.
+        velocity: velocity at impact ``(3,)`` m/s (with ``dt``: the velocity of the step that
+            contains the impact, the one PyBullet reports after it).
+        flight_time: s, > 0.
+        dt: PyBullet's time step for the exact discrete solution (module docstring); ``None``
+            for the continuous parabola.
+        gravity: ``(3,)`` m/s².
+
+    Returns:
+        spawn position ``(3,)`` m and velocity ``(3,)`` m/s.
+    """
+    c = np.asarray(centre, dtype=float)
+    vel = np.asarray(velocity, dtype=float)
+    g = np.asarray(gravity, dtype=float)
+    if not flight_time > 0:
+        raise ValueError(f"flight_time must be positive, got {flight_time}")
+    if dt is None:
+        v0 = vel - g * flight_time
+        return c - vel * flight_time + 0.5 * g * flight_time ** 2, v0
+    m, beta = _steps(flight_time, dt)
+    v0 = vel - m * g * dt
+    x0 = c - beta * dt * vel - (m - 1) * dt * v0 - g * dt * dt * (m - 1) * m / 2
+    return x0, v0
+
+
+def free_flight(x0: Sequence[float], v0: Sequence[float], times: Sequence[float] | float, dt: float | None = None,
+                gravity: Sequence[float] = GRAVITY) -> np.ndarray:
+    """Centre of a free ball ``times`` s after spawning at ``(x0, v0)``: ``(T, 3)`` m (``(3,)`` for a scalar).
+
+    With ``dt``: PyBullet's symplectic Euler, straight within a step; without: the parabola.
+    """
+    x0 = np.asarray(x0, dtype=float)
+    v0 = np.asarray(v0, dtype=float)
+    g = np.asarray(gravity, dtype=float)
+    tau = np.asarray(times, dtype=float)
+    ts = np.atleast_1d(tau)[:, None]
+    if dt is None:
+        out = x0 + v0 * ts + 0.5 * g * ts ** 2
+    else:
+        s = ts / dt
+        k = np.floor(s + 1e-9)  # whole steps done
+        frac = np.clip(s - k, 0.0, None)
+        xk = x0 + k * dt * v0 + g * dt * dt * k * (k + 1) / 2
+        out = xk + frac * dt * (v0 + (k + 1) * g * dt)
+    return out if tau.ndim else out[0]
+
+
+def _steps(flight_time: float, dt: float) -> tuple[int, float]:
+    """``(m, β)`` with ``flight_time = (m - 1 + β) dt``, ``m ≥ 1``, ``β ∈ (0, 1]``."""
+    if not dt > 0:
+        raise ValueError(f"dt must be positive, got {dt}")
+    s = flight_time / dt
+    m = max(int(np.ceil(s - 1e-9)), 1)
+    return m, s - (m - 1)
+
+
+# -- the reference's links ----------------------------------------------------------------
+
+def link_frames(model, reference, link: str, times: Sequence[float], kinematics=None) -> tuple[np.ndarray, Rotation]:
+    """World frame of ``link`` in the reference pose at each of ``times``.
+
+    Args:
+        model: the character :class:`~tracker.character.model.Model` (for its kinematics and up axis).
+        reference: the clip, a :class:`~tracker.retarget.reference.Reference` for ``model``.
+        link: link name.
+        times: clip times, s.
+        kinematics: ``model.kinematics()``, if already built.
+
+    Returns:
+        positions ``(T, 3)`` m and orientations (:class:`Rotation` of length ``T``) in our
+        Z-up axes, as :meth:`Character.link_pose` reports them for the same pose.
+    """
+    kin = kinematics if kinematics is not None else model.kinematics()
+    if link not in kin.links:
+        raise ConfigError(f"model {model.name!r} has no link {link!r}; links: {', '.join(kin.links)}")
+    q = np.array([reference.sample(float(t))[0] for t in np.atleast_1d(times)])
+    frame = _UP_TO_Z[model.up_axis]
+    if model.up_axis != "z":  # our axes -> the URDF's, as the adapter loads a Y-up model
+        lay = kin.layout
+        q[:, 3:7] = (Rotation.from_quat(q[:, 3:7]) * frame).as_quat()
+        for idx in lay.sph_q:
+            q[:, idx] = (frame.inv() * Rotation.from_quat(q[:, idx]) * frame).as_quat()
+    pos, rot = kin.forward(q)
+    r = rot[link] * frame.inv() if model.up_axis != "z" else rot[link]
+    return pos[link], r
+
+
+def aim_point(model, reference, link: str, t: float, offset: Sequence[float] = (0.0, 0.0, 0.0),
+              kinematics=None) -> tuple[np.ndarray, np.ndarray]:
+    """The aim point ``P`` (link origin + offset in the link frame) at clip time ``t``.
+
+    Returns:
+        ``P`` ``(3,)`` m and its reference velocity ``(3,)`` m/s (central difference over one frame).
+    """
+    h = 0.5 / reference.fps
+    pos, rot = link_frames(model, reference, link, [t - h, t, t + h], kinematics)
+    pts = pos + rot.apply(np.asarray(offset, dtype=float))
+    return pts[1], (pts[2] - pts[0]) / (2 * h)
+
+
+def heading(reference, t: float) -> np.ndarray:
+    """Horizontal unit vector the character faces at clip time ``t`` (its base's +X), ``(3,)``."""
+    fwd = Rotation.from_quat(reference.sample(float(t))[0][3:7]).apply([1.0, 0.0, 0.0])
+    fwd[2] = 0.0
+    n = np.linalg.norm(fwd)
+    return fwd / n if n > 1e-9 else np.array([1.0, 0.0, 0.0])
+
+
+# -- plans ---------------------------------------------------------------------------------
+
+def _frozen(x) -> np.ndarray:
+    a = np.array(x, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class LaunchPlan:
+    """A solved launch: where and when to spawn the ball so it meets the aim point.
+
+    Attributes:
+        launch: the request.
+        preset: the ball (with ``launch.mass`` applied).
+        spawn_time: clip time at which the ball appears, s (on the simulation's step grid).
+        impact_time: planned clip time of impact, s.
+        position: spawn centre ``(3,)`` m.
+        velocity: spawn velocity ``(3,)`` m/s.
+        aim_point: ``P`` at impact ``(3,)`` m.
+        impact_centre: planned ball centre at impact ``(3,)`` m.
+        impact_velocity: planned ball velocity at impact ``(3,)`` m/s.
+        dt: step the trajectory was solved for, s (``None``: continuous).
+    """
+
+    launch: Launch
+    preset: BallPreset
+    spawn_time: float
+    impact_time: float
+    position: np.ndarray
+    velocity: np.ndarray
+    aim_point: np.ndarray
+    impact_centre: np.ndarray
+    impact_velocity: np.ndarray
+    dt: float | None = None
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spawn_time", float(self.spawn_time))
+        object.__setattr__(self, "impact_time", float(self.impact_time))
+        for name in ("position", "velocity", "aim_point", "impact_centre", "impact_velocity"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+
+    @property
+    def link(self) -> str:
+        return self.launch.target_link
+
+    @property
+    def stationary(self) -> bool:
+        """A ball at rest on the ground."""
+        return self.launch.speed == 0
+
+    def centre_at(self, t: float | Sequence[float]) -> np.ndarray:
+        """Planned centre at clip time(s) ``t`` ≥ ``spawn_time`` in free flight: ``(3,)`` or ``(T, 3)`` m."""
+        tau = np.asarray(t, dtype=float) - self.spawn_time
+        if self.stationary:
+            return np.broadcast_to(self.position, tau.shape + (3,)).copy()
+        return free_flight(self.position, self.velocity, tau, self.dt)
+
+    def to_dict(self) -> dict:
+        """JSON-able summary."""
+        return {"ball": self.preset.name, "mass": self.preset.mass, "link": self.link,
+                "spawn_time": self.spawn_time, "impact_time": self.impact_time, "speed": self.launch.speed,
+                "position": self.position.tolist(), "velocity": self.velocity.tolist(),
+                "aim_point": self.aim_point.tolist(), "impact_centre": self.impact_centre.tolist(),
+                "impact_velocity": self.impact_velocity.tolist()}
+
+
+def check_launch(launch: Launch) -> None:
+    """Validate a :class:`Launch`'s numbers. Raises :class:`ConfigError` naming the field."""
+    what = f"launch of {launch.ball!r} at {launch.target_link!r}"
+    get_ball(launch.ball, launch.mass)
+    if not (np.isfinite(launch.speed) and launch.speed >= 0):
+        raise ConfigError(f"{what}: speed must be >= 0 m/s, got {launch.speed}")
+    if not (np.isfinite(launch.flight_time) and launch.flight_time > 0):
+        raise ConfigError(f"{what}: flight_time must be > 0 s, got {launch.flight_time}")
+    if not np.isfinite(launch.impact_time):
+        raise ConfigError(f"{what}: impact_time must be a number of seconds, got {launch.impact_time}")
+    off = np.asarray(launch.offset, dtype=float)
+    if off.shape != (3,) or not np.isfinite(off).all():
+        raise ConfigError(f"{what}: offset must be 3 numbers (m, link frame), got {launch.offset!r}")
+    if launch.direction is not None:
+        d = np.asarray(launch.direction, dtype=float)
+        if d.shape != (3,) or not np.isfinite(d).all() or np.linalg.norm(d) < 1e-9:
+            raise ConfigError(f"{what}: direction must be a non-zero 3-vector, got {launch.direction!r}")
+
+
+def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, facing: np.ndarray,
+                 spawn_time: float, dt: float | None) -> LaunchPlan:
+    """Plan a launch given the aim point ``P`` at ``launch.impact_time`` (module docstring).
+
+    Args:
+        launch: the request (its ``impact_time`` is used as is).
+        point: ``P`` ``(3,)`` m.
+        point_velocity: ``P``'s velocity ``(3,)`` m/s (for a ball at rest: the foot's path).
+        facing: the character's horizontal heading ``(3,)`` (default approach: ``-facing``).
+        spawn_time: clip time of the spawn, s (< impact time).
+        dt: PyBullet step, s (``None``: continuous parabola).
+
+    Raises:
+        SimulationError: the launch cannot be made (ball under the ground, link out of reach).
+    """
+    check_launch(launch)
+    preset = get_ball(launch.ball, launch.mass)
+    r = preset.radius
+    what = f"launch of {preset.name} at {launch.target_link} (impact at t = {launch.impact_time:.3f} s)"
+    flight = launch.impact_time - spawn_time
+    if not flight > 1e-9:
+        raise SimulationError(f"{what}: the ball would have to appear at t = {spawn_time:.3f} s, "
+                              f"not before its impact; choose a later impact_time")
+    P = np.asarray(point, dtype=float)
+    if launch.speed == 0:
+        u = np.array([point_velocity[0], point_velocity[1], 0.0])
+        u = u / np.linalg.norm(u) if np.linalg.norm(u) > 1e-6 else np.asarray(facing, dtype=float)
+        dz = P[2] - r
+        if abs(dz) >= r:
+            raise SimulationError(f"{what}: the aim point passes {P[2]:.3f} m above the ground, out of reach "
+                                  f"of a ball at rest (radius {r} m); give the ball a speed or another time")
+        centre = np.array([P[0], P[1], r]) + np.sqrt(r * r - dz * dz) * u
+        return LaunchPlan(launch, preset, spawn_time, launch.impact_time, centre, np.zeros(3), P, centre,
+                          np.zeros(3), dt)
+    d = -np.asarray(facing, dtype=float) if launch.direction is None else np.asarray(launch.direction, dtype=float)
+    d = d / np.linalg.norm(d)
+    vel = launch.speed * d
+    centre = P - r * d
+    if centre[2] < r * _GROUND_CLEARANCE:
+        raise SimulationError(f"{what}: the ball's centre would be {centre[2]:.3f} m high at impact, "
+                              f"inside the ground; aim higher or approach from above")
+    x0, v0 = ballistic_launch(centre, vel, flight, dt)
+    n = max(int(np.ceil(flight / (dt or flight / 50))), 1)
+    path = free_flight(x0, v0, np.linspace(0.0, flight, n + 1), dt)
+    low = int(np.argmin(path[:, 2]))
+    if path[low, 2] < r * _GROUND_CLEARANCE:
+        raise SimulationError(
+            f"{what}: the ball would fly below the ground (centre {path[low, 2]:.2f} m high at "
+            f"t = {spawn_time + flight * low / n:.3f} s); shorten flight_time or approach from higher")
+    return LaunchPlan(launch, preset, spawn_time, launch.impact_time, x0, v0, P, centre, vel, dt)
+
+
+def plan_launch(launch: Launch, reference, model, dt: float | None = None, start: float = 0.0,
+                kinematics=None) -> LaunchPlan:
+    """Solve ``launch`` against the reference clip.
+
+    The spawn is put on the simulation's step grid ``start + k dt`` (the first grid time at or
+    after ``impact_time - flight_time``, at least ``start``), so the ball is exactly where the
+    plan says at every step.
+
+    Args:
+        launch: the request.
+        reference: the clip the character tracks.
+        model: the character model (kinematics and axes).
+        dt: simulation step, s (``None``: continuous parabola, spawn at ``impact_time - flight_time``).
+        start: clip time at which the simulation starts, s.
+        kinematics: ``model.kinematics()``, if already built.
+    """
+    check_launch(launch)
+    t_i = float(launch.impact_time)
+    if dt is None:
+        spawn = t_i - launch.flight_time
+    else:
+        k = max(int(np.ceil((t_i - launch.flight_time - start) / dt - 1e-6)), 0)
+        spawn = start + k * dt
+    if t_i > reference.duration + 1e-9:
+        raise SimulationError(f"launch of {launch.ball} at {launch.target_link}: impact_time {t_i:.3f} s is after "
+                              f"the clip's end ({reference.duration:.3f} s)")
+    P, Pdot = aim_point(model, reference, launch.target_link, t_i, launch.offset, kinematics)
+    return solve_launch(launch, P, Pdot, heading(reference, t_i), spawn, dt)
