@@ -75,7 +75,7 @@ def plot_joint_error(rec, path: str | Path, baseline=None) -> Path:
         ax.plot(rec.t, err.max(axis=1), lw=0.8, alpha=0.8, label="max over joints")
         if baseline is not None:
             t, dev, _ = deviation(rec, baseline)
-            ax.plot(t, dev, color="tab:purple", label="deviation from the ball-free run")
+            ax.plot(t, dev, color="tab:purple", label="deviation from the ball-free run (max over joints)")
     _mark_impacts(ax, impact_marks(rec.events))
     ax.set_xlabel("clip time (s)")
     ax.set_ylabel("joint error (rad)")

@@ -145,8 +145,8 @@ class BallConfig:
 class ImpactConfig:
     """How impact response is measured against the ball-free baseline run."""
 
-    recover_threshold_rad: float = setting(0.05, "deviation under which the character counts as recovered",
-                                           unit="rad", gt=0)
+    recover_threshold_rad: float = setting(
+        0.05, "deviation (max over joints) under which the character counts as recovered", unit="rad", gt=0)
     hold_s: float = setting(0.2, "how long the deviation must stay under the threshold", unit="s", ge=0)
 
 
@@ -238,14 +238,22 @@ def parse_override(expr: str) -> tuple[str, Any]:
     return key, value
 
 
-def apply_overrides(raw: Any, overrides: Sequence[str], source: str | Path) -> tuple[dict, dict[str, str]]:
-    """A copy of the raw config mapping with every ``KEY=VALUE`` applied.
+def apply_overrides(raw: Any, overrides: Sequence[str | tuple[str, Any]], source: str | Path,
+                    origin: str = "--set") -> tuple[dict, dict[str, str]]:
+    """A copy of the raw config mapping with every override applied.
 
-    Missing mappings along the path are created (the schema then rejects unknown
-    keys with their full path); list items are addressed by index.
+    Args:
+        raw: the parsed YAML mapping (not modified).
+        overrides: ``"KEY=VALUE"`` strings (value parsed as YAML) or ``(key, value)`` pairs;
+            keys are dotted paths, list items addressed by index (``balls.0.speed``).
+        source: the config file, for messages.
+        origin: how messages name where an override came from (``--set``, a sweep file...).
+
+    Missing mappings along a path are created (the schema then rejects unknown keys with
+    their full path).
 
     Returns:
-        ``(raw, {key path: expression})``.
+        ``(raw, {key path: "origin KEY=VALUE"})``.
     """
     import copy
 
@@ -253,8 +261,14 @@ def apply_overrides(raw: Any, overrides: Sequence[str], source: str | Path) -> t
     if not isinstance(data, dict):
         return data, {}
     done: dict[str, str] = {}
-    for expr in overrides:
-        key, value = parse_override(expr)
+    for item in overrides:
+        if isinstance(item, str):
+            key, value = parse_override(item)
+            expr = item
+        else:
+            key, value = item
+            expr = f"{key}={yaml.safe_dump(value, default_flow_style=True, width=1000).strip().removesuffix('...').strip()}"
+        label = f"{origin} {expr}"
         parts = key.split(".")
         node: Any = data
         for i, part in enumerate(parts):
@@ -262,12 +276,12 @@ def apply_overrides(raw: Any, overrides: Sequence[str], source: str | Path) -> t
             here = ".".join(parts[: i + 1])
             if isinstance(node, list):
                 if not part.isdigit():
-                    raise ConfigError(f"{source}: --set {expr}: {parts[i - 1] if i else key} is a list; "
-                                      f"use an index like {'.'.join(parts[:i])}.0")
+                    raise ConfigError(f"{source}: {here}: {'.'.join(parts[:i])} is a list; address an item by "
+                                      f"index like {'.'.join(parts[:i])}.0 [from {label}]")
                 idx = int(part)
                 if idx >= len(node):
-                    raise ConfigError(f"{source}: --set {expr}: {here}: index {idx} is out of range "
-                                      f"(the list has {len(node)} item{'s' if len(node) != 1 else ''})")
+                    raise ConfigError(f"{source}: {here}: index {idx} is out of range (the list has {len(node)} "
+                                      f"item{'s' if len(node) != 1 else ''}) [from {label}]")
                 if last:
                     node[idx] = value
                 else:
@@ -277,15 +291,19 @@ def apply_overrides(raw: Any, overrides: Sequence[str], source: str | Path) -> t
                     node[part] = value
                 else:
                     if node.get(part) is None:
+                        if parts[i + 1].isdigit():
+                            raise ConfigError(f"{source}: {'.'.join(parts[:i + 2])}: index {parts[i + 1]} is out of "
+                                              f"range ({here} has no items) [from {label}]")
                         node[part] = {}
                     node = node[part]
             else:
-                raise ConfigError(f"{source}: --set {expr}: {'.'.join(parts[:i])} is {show(node)}, not a mapping or list")
-        done[key] = expr
+                raise ConfigError(f"{source}: {here}: {'.'.join(parts[:i])} is {show(node)}, not a mapping or list "
+                                  f"[from {label}]")
+        done[key] = label
     return data, done
 
 
-def load_config(path: str | Path, overrides: Sequence[str] = ()) -> ExperimentConfig:
+def load_config(path: str | Path, overrides: Sequence[str | tuple[str, Any]] = ()) -> ExperimentConfig:
     """Read, override, validate and resolve one experiment config.
 
     Raises:
@@ -296,15 +314,15 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> ExperimentCo
     return config_from_data(raw, path, overrides)
 
 
-def config_from_data(raw: Any, source: str | Path, overrides: Sequence[str] = (),
-                     base_dir: Path | None = None) -> ExperimentConfig:
-    """Validate already-parsed YAML data as if it were the file ``source``."""
+def config_from_data(raw: Any, source: str | Path, overrides: Sequence[str | tuple[str, Any]] = (),
+                     base_dir: Path | None = None, origin: str = "--set") -> ExperimentConfig:
+    """Validate already-parsed YAML data as if it were the file ``source`` (see :func:`apply_overrides`)."""
     source = Path(source)
     if raw is None:
         raise ConfigError(f"{source}: the config is empty (it needs at least clip.path)")
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping of sections (clip, controller, sim...), got {show(raw)}")
-    raw, overridden = apply_overrides(raw, overrides, source)
+    raw, overridden = apply_overrides(raw, overrides, source, origin)
     ctx = Context(source, base_dir, overridden)
     cfg = parse(ExperimentConfig, raw, ctx)
     if not cfg.name:
@@ -339,9 +357,12 @@ def _check_relations(cfg: ExperimentConfig, ctx: Context) -> None:
     for i, b in enumerate(cfg.balls):
         if b.direction is not None and sum(x * x for x in b.direction) < 1e-12:
             raise ctx.error(f"balls.{i}.direction", f"must be a non-zero vector, got {list(b.direction)}")
-        if b.flight_time > b.impact_time - clip.start + 1e-9 and b.speed > 0:
-            raise ctx.error(f"balls.{i}.flight_time", f"the ball would be launched before the run starts "
-                            f"(impact at {b.impact_time:g} s, run starts at {clip.start:g} s), got {b.flight_time:g}")
+        if b.impact_time <= clip.start + cfg.sim.dt / 2:
+            raise ctx.error(f"balls.{i}.impact_time", f"must be after the run starts (clip.start = {clip.start:g} s), "
+                            f"got {b.impact_time:g}")
+        if cfg.duration is not None and b.impact_time > clip.start + cfg.duration + 1e-9:
+            raise ctx.error(f"balls.{i}.impact_time", f"is after the run ends (at {clip.start + cfg.duration:g} s: "
+                            f"clip.start + the duration), got {b.impact_time:g}")
     if cfg.outputs.video and not cfg.outputs.recording:
         pass  # the video is rendered from the in-memory recording; nothing to check
 
@@ -396,7 +417,7 @@ def _check_names(cfg: ExperimentConfig, ctx: Context) -> ExperimentConfig:
 
 
 def _ball_presets() -> tuple[str, ...] | None:
-    """Registered ball preset names, or None while the ball module is not installed."""
+    """Registered ball preset names (None if the ball module cannot be imported)."""
     import importlib
 
     try:
@@ -405,11 +426,7 @@ def _ball_presets() -> tuple[str, ...] | None:
         if exc.name == "tracker.scenarios.balls":
             return None
         raise
-    names = getattr(balls, "preset_names", None)
-    if callable(names):
-        return tuple(names())
-    registry = getattr(balls, "PRESETS", None)
-    return tuple(registry) if registry is not None else None
+    return tuple(balls.ball_names())
 
 
 def config_to_data(cfg: ExperimentConfig) -> dict:

@@ -99,7 +99,14 @@ def build(cfg: ExperimentConfig) -> Prepared:
     gains = build_gains(model, cfg.sim.dt, k=g.k_t, inertia_scaled=g.inertia_scaling, kd_mode=g.kd_mode,
                         kd_ratio=g.kd_ratio, kd=g.kd, gain_scale=g.scale, root_kp=(root.kp_linear, root.kp_angular),
                         root_kd_ratio=root.kd_ratio, root=root.mode, torque_limits=g.torque_limits)
-    return Prepared(cfg, model, ref, opt, gains, launches_of(cfg))
+    launches = launches_of(cfg)
+    if launches:  # plan them now, so that an impossible launch fails before any file is written
+        from tracker.scenarios.launch import plan_launch
+
+        kin = model.kinematics()
+        for launch in launches:
+            plan_launch(launch, ref, model, cfg.sim.dt, clip.start, kin)
+    return Prepared(cfg, model, ref, opt, gains, launches)
 
 
 def launches_of(cfg: ExperimentConfig) -> list:
@@ -138,7 +145,7 @@ def scenario_of(prep: Prepared):
         return None
     from tracker.scenarios.ball_scenario import BallScenario
 
-    return BallScenario(prep.launches, seed=prep.config.seed)
+    return BallScenario(prep.launches)
 
 
 # -- simulating ---------------------------------------------------------------------------------
@@ -187,15 +194,10 @@ def simulate(prep: Prepared, *, balls: bool = True, gui: bool = False,
 
 
 def _ball_outcome(scenario) -> dict:
+    """``{"balls": [outcome per ball]}`` (first contact, exit velocity, caught/dropped); empty without balls."""
     if scenario is None:
         return {}
-    for name in ("outcome", "outcomes", "ball_outcomes"):
-        value = getattr(scenario, name, None)
-        if value is None:
-            continue
-        value = value() if callable(value) else value
-        return {"balls": _plain(value)}
-    return {}
+    return {"balls": [_plain(o.to_dict()) for o in scenario.outcomes()]}
 
 
 def _plain(x):
@@ -269,16 +271,16 @@ def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None
         require_video_extra()
     if want_video != cfg.outputs.video:
         cfg = cfg.replace(outputs=dataclasses.replace(cfg.outputs, video=want_video))
+    timing: dict = {}
+    t0 = time.perf_counter()
+    prep = build(cfg)
+    timing["build_s"] = time.perf_counter() - t0
     folder = Path(out)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise TrackerError(f"cannot create the result folder {folder} ({exc.strerror or exc})") from None
     write_text_atomic(folder / "config.yaml", dump_config(cfg, header))
-    timing: dict = {}
-    t0 = time.perf_counter()
-    prep = build(cfg)
-    timing["build_s"] = time.perf_counter() - t0
 
     rec, ball_outcome = _timed_sim(prep, True, gui, progress, "run" if not prep.launches else "with balls", timing,
                                    "sim_s")
@@ -340,17 +342,7 @@ def _timed_sim(prep: Prepared, balls: bool, gui: bool, progress: bool, desc: str
 
 
 def ball_radii(cfg: ExperimentConfig) -> tuple[float, ...]:
-    """Radius of each configured ball, m (from its preset; 0.11 m if the preset registry is unavailable)."""
-    out = []
-    for b in cfg.balls:
-        radius = 0.11
-        try:
-            from tracker.scenarios import balls as ball_presets
+    """Radius of each configured ball, m (from its preset)."""
+    from tracker.scenarios.balls import get_ball
 
-            get = getattr(ball_presets, "get_preset", None) or getattr(ball_presets, "preset", None)
-            if get is not None:
-                radius = float(get(b.preset).radius)
-        except (ImportError, TrackerError, KeyError):
-            pass
-        out.append(radius)
-    return tuple(out)
+    return tuple(float(get_ball(b.preset, b.mass).radius) for b in cfg.balls)

@@ -88,7 +88,8 @@ class Context:
     Args:
         source: the config file (named in every message).
         base_dir: folder against which relative paths resolve (default: the file's folder).
-        overridden: key paths set on the command line; errors under them say so.
+        overridden: key path -> where its value came from (``--set sim.dt=1/30``); errors under
+            such a key say so.
     """
 
     def __init__(self, source: str | Path, base_dir: Path | None = None, overridden: dict[str, str] | None = None):
@@ -101,9 +102,9 @@ class Context:
         text = f"{self.source}: {key}: {message}" if key else f"{self.source}: {message}"
         if valid is not None:
             text += f" (valid: {', '.join(str(v) for v in valid)})"
-        for k, expr in self.overridden.items():
-            if key == k or key.startswith(k + ".") or k.startswith(key + ".") and key:
-                text += f" [from --set {expr}]"
+        for k, origin in self.overridden.items():
+            if key and (key == k or key.startswith(k + ".") or key.startswith(k + "[") or k.startswith(key + ".")):
+                text += f" [from {origin}]"
                 break
         return ConfigError(" ".join(text.split("\n")))
 
@@ -142,6 +143,8 @@ def parse(cls: type, raw: Any, ctx: Context, key: str = "") -> Any:
 
 def convert(tp: Any, value: Any, ctx: Context, key: str, meta: typing.Mapping = types.MappingProxyType({})) -> Any:
     """Check and convert one value against the type ``tp`` and the field's constraints."""
+    if tp is Any:  # checked later by whoever uses it (e.g. sweep overrides, by the experiment schema)
+        return value
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):

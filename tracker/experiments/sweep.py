@@ -1,0 +1,559 @@
+"""Sweeps: one base config, a grid (and zipped lists) of overrides, one result folder per run.
+
+A sweep file::
+
+    name: stability
+    description: largest stable gain against time step, PD and SPD
+    base: ../tracking/demo_wave_spd.yaml     # relative to this file
+    set:                                     # overrides every run gets
+      sim.duration: 1.0
+      outputs.plots: false
+    grid:                                    # cartesian product, first key slowest
+      controller.name: [pd, spd]
+      sim.dt: [1/120, 1/60, 1/30]
+    zip:                                     # lists of equal length, varied together (crossed with the grid)
+      balls.0.speed: [4, 8]
+      balls.0.mass: [0.3, 0.6]
+    metrics: [diverged, joint_error_mean_rad, impact.peak_deviation_rad]   # summary.csv columns
+    plots:
+      - {x: sim.dt, metric: joint_error_mean_rad, hue: controller.name}     # a metric against a parameter
+      - {x: sim.dt, y: controller.gains.scale, metric: diverged}           # heat map over two parameters
+      - {kind: largest_stable, x: sim.dt, gain: controller.gains.scale, hue: controller.name}
+
+Every run is validated before any starts. Its folder under the sweep's output
+folder is named by its parameters (``name=pd__dt=1_60``: stable, filesystem
+safe). A run is finished when its ``metrics.json`` exists, so running the
+sweep again skips finished runs and a killed sweep resumes. ``summary.csv``
+(one row per run, in grid order, parameters then metrics; no wall-clock
+columns) and the summary plots are written at the end. Backends: ``local``
+(worker processes) and ``ray`` (``ray.init()``: a local Ray instance, or the
+cluster named by ``RAY_ADDRESS``; the output folder must then be shared).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import itertools
+import math
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from tracker.errors import ConfigError, TrackerError
+from tracker.experiments.config import config_from_data, dump_config, read_yaml
+from tracker.experiments.results import write_json_atomic, write_text_atomic
+from tracker.experiments.schema import REQUIRED, Context, parse, setting, show
+
+DEFAULT_METRICS = ("status", "diverged", "fell", "steps", "joint_error_mean_rad", "joint_error_max_rad",
+                   "root_error_mean_m", "ee_error_mean_m", "torque_saturation")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlotSpec:
+    """One summary plot."""
+
+    kind: Literal["line", "heatmap", "largest_stable"] = setting(
+        "line", "line: metric against x (a line per hue); heatmap: metric over x and y; "
+        "largest_stable: the largest 'gain' that did not diverge, against x (a line per hue)")
+    x: str = setting(REQUIRED, "swept key on the horizontal axis")
+    y: str | None = setting(None, "swept key on the vertical axis (heatmap)")
+    hue: str | None = setting(None, "swept key: one line per value (line, largest_stable)")
+    metric: str | None = setting(None, "metric to show (dotted for nested ones, e.g. impact.peak_deviation_rad)")
+    gain: str | None = setting(None, "swept gain key (largest_stable)")
+    log_x: bool = setting(False, "logarithmic x axis")
+    log_y: bool = setting(False, "logarithmic y axis (line, largest_stable)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepConfig:
+    """A sweep file. Build with :func:`load_sweep`."""
+
+    name: str = setting("", "sweep name (default: the file name); the default output is results/sweeps/<name>",
+                        name=True)
+    description: str = setting("", "one line")
+    base: str = setting(REQUIRED, "the experiment config every run starts from", path=True)
+    set: dict[str, Any] = setting({}, "overrides every run gets (key path -> value)")
+    grid: dict[str, list[Any]] = setting({}, "key path -> values; runs are the cartesian product")
+    zip: dict[str, list[Any]] = setting({}, "key path -> values of one common length, varied together")
+    metrics: list[str] = setting(list(DEFAULT_METRICS), "summary.csv metric columns (dotted for nested metrics)")
+    plots: list[PlotSpec] = setting([], "summary plots")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a sweep: its parameters (in sweep order) and folder name."""
+
+    params: tuple[tuple[str, Any], ...]
+    key: str
+
+    @property
+    def overrides(self) -> list[tuple[str, Any]]:
+        return list(self.params)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A validated sweep: the file, its settings, the base config data and every run."""
+
+    path: Path
+    config: SweepConfig
+    base_raw: dict
+    runs: tuple[Run, ...]
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self.config.grid) + tuple(self.config.zip)
+
+    def fixed(self) -> list[tuple[str, Any]]:
+        return list(self.config.set.items())
+
+    def run_config(self, run: Run):
+        """The run's validated :class:`ExperimentConfig`."""
+        return config_from_data(self.base_raw, self.config.base, self.fixed() + run.overrides,
+                                origin=f"sweep {self.path.name} run {run.key}:")
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+
+def load_sweep(path: str | Path) -> Sweep:
+    """Read and validate a sweep file and every run's config.
+
+    Raises:
+        ConfigError: one line naming the file, the key path and the problem (for a run: which run).
+    """
+    path = Path(path)
+    raw = read_yaml(path, "sweep")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping with base, grid, zip... got {show(raw)}")
+    ctx = Context(path)
+    cfg = parse(SweepConfig, raw, ctx)
+    if not cfg.name:
+        cfg = dataclasses.replace(cfg, name=re.sub(r"[^A-Za-z0-9._-]", "_", path.stem) or "sweep")
+    for section in ("grid", "zip"):
+        for k, values in getattr(cfg, section).items():
+            if not values:
+                raise ctx.error(f"{section}.{k}", "expected a non-empty list of values")
+            if k in cfg.set:
+                raise ctx.error(f"{section}.{k}", "is also under 'set'; give each key in one place")
+    both = set(cfg.grid) & set(cfg.zip)
+    if both:
+        raise ctx.error(f"zip.{sorted(both)[0]}", "is also in the grid; give each key in one place")
+    lengths = {k: len(v) for k, v in cfg.zip.items()}
+    if len(set(lengths.values())) > 1:
+        raise ctx.error("zip", "lists must have one common length, got "
+                        + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+    keys = tuple(cfg.grid) + tuple(cfg.zip)
+    for i, spec in enumerate(cfg.plots):
+        _check_plot(spec, keys, ctx, f"plots.{i}")
+    base_raw = read_yaml(cfg.base)
+    if not isinstance(base_raw, dict):
+        raise ConfigError(f"{cfg.base}: expected a mapping of sections (clip, controller, sim...), got {show(base_raw)}")
+    base_raw.setdefault("name", cfg.name)
+    runs = tuple(_runs(cfg, ctx))
+    sweep = Sweep(path, cfg, base_raw, runs)
+    for run in runs:
+        sweep.run_config(run)  # every run valid before any starts
+    return sweep
+
+
+def _check_plot(spec: PlotSpec, keys: tuple[str, ...], ctx: Context, where: str) -> None:
+    need = {"line": ("x", "metric"), "heatmap": ("x", "y", "metric"), "largest_stable": ("x", "gain")}[spec.kind]
+    for attr in need:
+        if getattr(spec, attr) is None:
+            raise ctx.error(f"{where}.{attr}", f"required for a {spec.kind} plot")
+    for attr in ("x", "y", "hue", "gain"):
+        v = getattr(spec, attr)
+        if v is not None and v not in keys:
+            raise ctx.error(f"{where}.{attr}", f"{v!r} is not a swept key", keys)
+
+
+def _runs(cfg: SweepConfig, ctx: Context) -> list[Run]:
+    grid_keys, zip_keys = list(cfg.grid), list(cfg.zip)
+    grid = list(itertools.product(*cfg.grid.values())) if grid_keys else [()]
+    zipped = list(zip(*cfg.zip.values())) if zip_keys else [()]
+    shorts = _short_names(grid_keys + zip_keys)
+    runs, seen = [], {}
+    for g in grid:
+        for z in zipped:
+            params = tuple(zip(grid_keys + zip_keys, g + z))
+            key = "__".join(f"{shorts[k]}={_fmt(v)}" for k, v in params) or "base"
+            if key in seen:
+                raise ctx.error("grid", f"runs {seen[key]} and {dict(params)} get the same folder name {key!r}; "
+                                "make the values distinct")
+            seen[key] = dict(params)
+            runs.append(Run(params, key))
+    return runs
+
+
+def _short_names(keys: list[str]) -> dict[str, str]:
+    """Last path component of each key, or the whole key where that is ambiguous."""
+    last = [k.split(".")[-1] for k in keys]
+    return {k: (s if last.count(s) == 1 else k) for k, s in zip(keys, last)}
+
+
+def _fmt(value: Any) -> str:
+    """A value as a stable, filesystem-safe folder-name fragment."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, float):
+        text = f"{value:.6g}"
+    elif isinstance(value, (int, str)):
+        text = str(value)
+    else:
+        text = show(value)
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_") or "_"
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def _run_one(sweep_path: str, run_key: str, folder: str) -> tuple[str, str, str]:
+    """Worker entry: load the sweep, run one run into ``folder``; returns ``(key, status, message)``."""
+    sweep = _load_cached(sweep_path)
+    run = next(r for r in sweep.runs if r.key == run_key)
+    try:
+        from tracker.experiments.runner import run_experiment
+
+        cfg = sweep.run_config(run)
+        out = run_experiment(cfg, folder, header=f"Run {run.key} of sweep {sweep.path}")
+        return run.key, out.recording.status, out.recording.message
+    except TrackerError as exc:
+        write_text_atomic(Path(folder) / "error.txt", f"{exc}\n")
+        return run.key, "error", str(exc)
+
+
+_SWEEPS: dict[tuple[str, float], Sweep] = {}
+
+
+def _load_cached(path: str) -> Sweep:
+    key = (path, os.path.getmtime(path))
+    if key not in _SWEEPS:
+        _SWEEPS[key] = load_sweep(path)
+    return _SWEEPS[key]
+
+
+def _worker_init() -> None:
+    # One thread per worker process: the runs are small and the processes share the cores.
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+
+
+@dataclass
+class SweepResult:
+    """What :func:`run_sweep` did."""
+
+    folder: Path
+    ran: list[str]
+    skipped: list[str]
+    failed: dict[str, str]
+    summary: Path
+    plots: list[Path]
+    seconds: float
+
+
+def is_finished(folder: Path) -> bool:
+    """A run is finished when its metrics.json exists (written last, atomically)."""
+    return (folder / "metrics.json").is_file()
+
+
+def run_sweep(sweep: Sweep, out: str | Path | None = None, workers: int = 1, backend: str = "local",
+              progress: bool = False, log=None) -> SweepResult:
+    """Run every unfinished run of ``sweep`` and write ``summary.csv`` and the summary plots.
+
+    Args:
+        out: the sweep's folder (default ``results/sweeps/<name>``).
+        workers: parallel runs (local: processes; ray: CPUs requested for a local instance).
+        backend: ``local`` or ``ray``.
+        progress: a tqdm bar on stderr.
+        log: ``log(text)`` for one-line notes (default: nothing).
+    """
+    if backend not in ("local", "ray"):
+        raise ConfigError(f"backend {backend!r} is not one of: local, ray")
+    if workers < 1:
+        raise ConfigError(f"--workers must be >= 1, got {workers}")
+    log = log or (lambda _text: None)
+    t0 = time.perf_counter()
+    folder = Path(out) if out is not None else Path("results") / "sweeps" / sweep.config.name
+    runs_dir = folder / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(folder / "sweep.yaml", sweep.path.read_text())
+    todo, skipped = [], []
+    for run in sweep.runs:
+        rf = runs_dir / run.key
+        if is_finished(rf):
+            if _same_config(rf, sweep.run_config(run)):
+                skipped.append(run.key)
+                continue
+            log(f"run {run.key}: its config changed since it ran; running it again")
+            (rf / "metrics.json").unlink()
+        todo.append(run)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(sweep.runs), initial=len(skipped), unit="run", desc=sweep.config.name)
+    results: dict[str, tuple[str, str]] = {}
+    try:
+        jobs = [(str(sweep.path.resolve()), r.key, str((runs_dir / r.key).resolve())) for r in todo]
+        if backend == "ray":
+            gen = _ray_map(jobs, workers)
+        elif workers == 1 or len(jobs) <= 1:
+            gen = (_run_one(*j) for j in jobs)
+        else:
+            gen = _pool_map(jobs, workers)
+        for key, status, message in gen:
+            results[key] = (status, message)
+            if bar is not None:
+                bar.update(1)
+                if status != "ok":
+                    bar.set_postfix_str(f"{key}: {status}", refresh=False)
+    finally:
+        if bar is not None:
+            bar.close()
+    failed = {k: m for k, (s, m) in results.items() if s == "error"}
+    summary = write_summary(sweep, folder)
+    plots = write_summary_plots(sweep, folder)
+    return SweepResult(folder, [r.key for r in todo], skipped, failed, summary, plots, time.perf_counter() - t0)
+
+
+def _same_config(folder: Path, cfg) -> bool:
+    path = folder / "config.yaml"
+    if not path.is_file():
+        return True  # nothing to compare with; trust metrics.json
+    strip = lambda text: "".join(l + "\n" for l in text.splitlines() if not l.startswith("#"))  # noqa: E731
+    return strip(path.read_text()) == strip(dump_config(cfg))
+
+
+def _pool_map(jobs: list[tuple], workers: int):
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # Fresh interpreters (spawn): no PyBullet client or thread state inherited from the parent.
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context("spawn"),
+                             initializer=_worker_init) as pool:
+        futures = [pool.submit(_run_one, *j) for j in jobs]
+        try:
+            for fut in as_completed(futures):
+                yield fut.result()
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+
+
+def _ray_map(jobs: list[tuple], workers: int):
+    try:
+        import ray
+    except ImportError:
+        raise TrackerError("--backend ray needs the optional 'ray' extra; install it with: pip install -e '.[ray]'") \
+            from None
+    started = False
+    if not ray.is_initialized():
+        import tracker
+
+        pkg_parent = str(Path(tracker.__file__).resolve().parents[1])
+        env = {"PYTHONPATH": os.pathsep.join(p for p in (pkg_parent, os.environ.get("PYTHONPATH", "")) if p),
+               "OMP_NUM_THREADS": "1"}
+        kwargs: dict = {"runtime_env": {"env_vars": env}, "log_to_driver": False, "include_dashboard": False,
+                        "configure_logging": False}
+        if not os.environ.get("RAY_ADDRESS"):
+            kwargs["num_cpus"] = workers
+        ray.init(**kwargs)
+        started = True
+    try:
+        remote = ray.remote(num_cpus=1)(_run_one)
+        pending = [remote.remote(*j) for j in jobs]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                yield ray.get(ref)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+# -- summaries ----------------------------------------------------------------------------------
+
+
+def metric_value(metrics: dict, dotted: str) -> Any:
+    """``metrics["impact"]["peak_deviation_rad"]`` for ``impact.peak_deviation_rad``; None if absent."""
+    node: Any = metrics
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (dict, list)):
+        import json
+
+        return json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+def collect(sweep: Sweep, folder: Path) -> list[dict]:
+    """One row per run in sweep order: ``run``, the parameters, ``finished``, the metrics (None if absent)."""
+    import json
+
+    rows = []
+    for run in sweep.runs:
+        rf = folder / "runs" / run.key
+        metrics = {}
+        if is_finished(rf):
+            metrics = json.loads((rf / "metrics.json").read_text())
+        row = {"run": run.key, **dict(run.params), "finished": bool(metrics)}
+        for m in sweep.config.metrics:
+            row[m] = metric_value(metrics, m) if metrics else None
+        if not metrics and (rf / "error.txt").is_file():
+            row["status"] = "error"
+        rows.append(row)
+    return rows
+
+
+def write_summary(sweep: Sweep, folder: Path) -> Path:
+    """``summary.csv``: the rows of :func:`collect` (deterministic: no wall-clock columns)."""
+    rows = collect(sweep, folder)
+    cols = ["run", *sweep.keys, "finished", *[m for m in sweep.config.metrics if m not in sweep.keys]]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for row in rows:
+        w.writerow([_cell(row.get(c)) for c in cols])
+    return write_text_atomic(folder / "summary.csv", buf.getvalue())
+
+
+def _num(x: Any) -> float:
+    if isinstance(x, bool):
+        return float(x)
+    if isinstance(x, (int, float)):
+        return float(x)
+    if isinstance(x, str):
+        from fractions import Fraction
+
+        try:
+            return float(Fraction(x))
+        except (ValueError, ZeroDivisionError):
+            return math.nan
+    return math.nan
+
+
+def largest_stable(rows: list[dict], x: str, gain: str, hue: str | None) -> dict[Any, list[tuple[float, float]]]:
+    """Per hue value: ``[(x, largest gain whose run did not diverge)]`` over the finished runs.
+
+    A gain counts as stable only if every smaller gain at the same x was stable too
+    (the boundary, not an island of luck above it).
+    """
+    out: dict[Any, list[tuple[float, float]]] = {}
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r["finished"]:
+            groups.setdefault((r.get(hue) if hue else None, r[x]), []).append(r)
+    for (h, xv), rs in groups.items():
+        best = math.nan
+        for r in sorted(rs, key=lambda r: _num(r[gain])):
+            if r.get("diverged") is True or r.get("status") == "diverged":
+                break
+            best = _num(r[gain])
+        out.setdefault(h, []).append((_num(xv), best))
+    return {h: sorted(v) for h, v in out.items()}
+
+
+def write_summary_plots(sweep: Sweep, folder: Path) -> list[Path]:
+    """The sweep's summary plots as PNG files; returns their paths."""
+    if not sweep.config.plots:
+        return []
+    from matplotlib.figure import Figure
+
+    from tracker.analysis.plots import save_figure
+
+    rows = collect(sweep, folder)
+    # Metrics named by plots but not listed in `metrics` are read here.
+    import json
+
+    for row, run in zip(rows, sweep.runs):
+        rf = folder / "runs" / run.key
+        if row["finished"]:
+            metrics = json.loads((rf / "metrics.json").read_text())
+            for spec in sweep.config.plots:
+                if spec.metric and spec.metric not in row:
+                    row[spec.metric] = metric_value(metrics, spec.metric)
+            row.setdefault("diverged", metrics.get("diverged"))
+            row.setdefault("status", metrics.get("status"))
+    paths = []
+    for i, spec in enumerate(sweep.config.plots):
+        fig = Figure(figsize=(6.4, 4.2))
+        ax = fig.add_subplot(1, 1, 1)
+        name = f"summary_{i}_{spec.kind}_{re.sub(r'[^A-Za-z0-9]+', '_', spec.metric or spec.gain or '')}.png"
+        if spec.kind == "largest_stable":
+            for h, pts in largest_stable(rows, spec.x, spec.gain, spec.hue).items():
+                xs, ys = zip(*pts) if pts else ((), ())
+                ax.plot(xs, ys, "o-", label=f"{spec.hue} = {h}" if spec.hue else None)
+            ax.set_ylabel(f"largest stable {spec.gain}")
+            ax.set_title(f"{sweep.config.name}: largest {spec.gain} that did not diverge", fontsize=9)
+        elif spec.kind == "line":
+            hues = sorted({r.get(spec.hue) for r in rows}, key=str) if spec.hue else [None]
+            for h in hues:
+                pts = sorted((_num(r[spec.x]), _num(r.get(spec.metric))) for r in rows
+                             if r["finished"] and (spec.hue is None or r.get(spec.hue) == h))
+                if pts:
+                    xs, ys = zip(*pts)
+                    ax.plot(xs, ys, "o-", label=f"{spec.hue} = {h}" if spec.hue else None)
+            ax.set_ylabel(spec.metric)
+            ax.set_title(f"{sweep.config.name}: {spec.metric}", fontsize=9)
+        else:
+            xs = sorted({_num(r[spec.x]) for r in rows})
+            ys = sorted({_num(r[spec.y]) for r in rows})
+            import numpy as np
+
+            grid = np.full((len(ys), len(xs)), np.nan)
+            for r in rows:
+                if r["finished"]:
+                    grid[ys.index(_num(r[spec.y])), xs.index(_num(r[spec.x]))] = _num(r.get(spec.metric))
+            im = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
+            ax.set_xticks(range(len(xs)), [f"{v:.4g}" for v in xs])
+            ax.set_yticks(range(len(ys)), [f"{v:.4g}" for v in ys])
+            fig.colorbar(im, ax=ax, label=spec.metric)
+            ax.set_ylabel(spec.y)
+            ax.set_title(f"{sweep.config.name}: {spec.metric}", fontsize=9)
+        ax.set_xlabel(spec.x)
+        if spec.kind != "heatmap":
+            if spec.log_x:
+                ax.set_xscale("log")
+            if spec.log_y:
+                ax.set_yscale("log")
+            ax.grid(alpha=0.3, which="both")
+            if spec.hue:
+                ax.legend(fontsize=8)
+        fig.tight_layout()
+        paths.append(save_figure(fig, folder / name))
+    return paths
+
+
+def print_summary(result: SweepResult, sweep: Sweep, out=sys.stdout) -> None:
+    """A few lines on what ran."""
+    print(f"{sweep.config.name}: {len(sweep.runs)} runs ({len(result.ran)} ran, {len(result.skipped)} already "
+          f"finished) in {result.seconds:.1f} s", file=out)
+    for key, msg in result.failed.items():
+        print(f"  run {key} failed: {msg}", file=out)
+    print(f"wrote {result.summary}" + "".join(f", {p.name}" for p in result.plots), file=out)
+
+
+def save_timing(result: SweepResult) -> None:
+    """Wall-clock time of the last invocation, next to (not in) summary.csv."""
+    write_json_atomic(result.folder / "timing.json", {"seconds": result.seconds, "ran": len(result.ran),
+                                                     "skipped": len(result.skipped)})
