@@ -376,9 +376,10 @@ class GainSchedule:
             (:class:`tracker.scenarios.base.Schedule`; ``None``: its defaults).
         scaling: what ``k`` means. ``mass``: per kg supported, ``kp_j = k · m_sup(j)``
             (Tan's Table 3); ``uniform``: ``kp_j = k`` N·m/rad on every joint; ``model``: the
-            model's group gains times ``k / k_t`` (only the ratio to ``k_t`` matters).
+            model's group gains times ``k / k_t0``, ``k_t0`` the ``k_t`` given here (so a run-time
+            :meth:`set` of ``k_t`` scales the tracking gains, as a GUI slider expects).
         kd_mode: ``ratio`` (``kd = kd_ratio · kp · dt``) or ``absolute`` (``kd``, default the
-            model's, times ``k / k_t``); ``auto``: absolute for ``scaling="model"``, else ratio.
+            model's, times ``k / k_t0``); ``auto``: absolute for ``scaling="model"``, else ratio.
         kd_ratio: multiple of ``kp·dt``.
         kd: absolute kd at ``k_t`` (see :func:`build_gains`).
         gain_scale: multiplies every joint's kp and kd.
@@ -433,6 +434,7 @@ class GainSchedule:
                               f"got {min_separation!r}")
         self.min_impulse = _number(min_impulse, "min_impulse")
         self._params = self._checked(Schedule() if schedule is None else schedule)
+        self._k_model = self._params.k_t  # what the model's group gains stand for (scaling="model")
         self._scale = _number(gain_scale, "gain_scale")
         self._chains = {link: self._chain(kin, link) for link in kin.links}
         self._idx = {name: i for i, name in enumerate(tab.names)}
@@ -571,18 +573,18 @@ class GainSchedule:
         Root rows (kp, kd, tau_max) come from ``base_gains`` when given, else from the
         schedule's own root settings.
         """
-        tab, p = self._tab, self._params
+        tab = self._tab
         k = tab.per_dof(self._k(t))
         if self.scaling == "mass":
             kp = k * tab.m_sup
         elif self.scaling == "uniform":
             kp = k.copy()
         else:
-            kp = tab.kp * (k / p.k_t)
+            kp = tab.kp * (k / self._k_model)
         if self.kd_mode == "ratio":
             kd = self.kd_ratio * kp * self.dt
         else:
-            kd = self._kd_abs * (k / p.k_t)
+            kd = self._kd_abs * (k / self._k_model)
         if base_gains is not None and base_gains.nv != tab.layout.nv:
             raise ConfigError(f"base gains have {base_gains.nv} DOFs, the model {tab.layout.nv}")
         return _assemble(tab, self.dt, kp * self._scale, kd * self._scale, self.root_kp, self.root_kd_ratio,
