@@ -151,6 +151,42 @@ def scenario_of(prep: Prepared):
 # -- simulating ---------------------------------------------------------------------------------
 
 
+def make_simulation(prep: Prepared, *, scenario=None, schedule=None, gui: bool = False, world=None):
+    """The :class:`~tracker.sim.simulation.Simulation` of a prepared config, not yet run.
+
+    Args:
+        scenario: the ball scenario (:func:`scenario_of`), or None.
+        schedule: the gain schedule (:func:`schedule_of`), or None for the config's constant gains.
+        gui: open PyBullet's GUI window.
+        world: an already open :class:`~tracker.sim.world.World` to use (e.g. a sized GUI window).
+    """
+    from tracker.control.registry import create as create_controller
+    from tracker.sim.simulation import Simulation
+
+    cfg = prep.config
+    gains_fn = schedule.bind(scenario) if schedule is not None else None
+    sim = Simulation(prep.model, prep.reference, prep.options, gains_fn=gains_fn, scenario=scenario, gui=gui,
+                     world=world)
+    sim.base_gains = prep.gains
+    sim.gains = prep.gains
+    if cfg.controller.name == "spd" and cfg.controller.prediction != "semi_implicit":
+        # Simulation builds SPD with its default prediction; the config asks for another one.
+        passive = None
+        if cfg.root.mode == "free":
+            import numpy as np
+
+            passive = np.zeros(sim.layout.nv, dtype=bool)
+            passive[:6] = True
+        try:
+            sim.controller = create_controller("spd", layout=sim.layout, dynamics=sim.character,
+                                               target_velocity=cfg.controller.target_velocity,
+                                               prediction=cfg.controller.prediction, passive=passive)
+        except Exception:
+            sim.close()
+            raise
+    return sim
+
+
 def simulate(prep: Prepared, *, balls: bool = True, gui: bool = False,
              on_step: Callable[[dict], None] | None = None) -> tuple[Any, dict]:
     """Run the prepared config once.
@@ -164,28 +200,11 @@ def simulate(prep: Prepared, *, balls: bool = True, gui: bool = False,
         ``(recording, outcome)``: the :class:`~tracker.sim.recording.Recording` and the
         ball scenario's outcome data (empty without balls).
     """
-    from tracker.control.registry import create as create_controller
-    from tracker.sim.simulation import Simulation
-
     cfg = prep.config
     scenario = scenario_of(prep) if balls else None
-    schedule = schedule_of(prep) if balls else None
-    gains_fn = schedule.bind(scenario) if (schedule is not None and scenario is not None) else None
-    sim = Simulation(prep.model, prep.reference, prep.options, gains_fn=gains_fn, scenario=scenario, gui=gui)
+    schedule = schedule_of(prep) if (balls and scenario is not None) else None
+    sim = make_simulation(prep, scenario=scenario, schedule=schedule, gui=gui)
     try:
-        sim.base_gains = prep.gains
-        sim.gains = prep.gains
-        if cfg.controller.name == "spd" and cfg.controller.prediction != "semi_implicit":
-            # Simulation builds SPD with its default prediction; the config asks for another one.
-            passive = None
-            if cfg.root.mode == "free":
-                import numpy as np
-
-                passive = np.zeros(sim.layout.nv, dtype=bool)
-                passive[:6] = True
-            sim.controller = create_controller("spd", layout=sim.layout, dynamics=sim.character,
-                                               target_velocity=cfg.controller.target_velocity,
-                                               prediction=cfg.controller.prediction, passive=passive)
         rec = sim.run(cfg.duration, progress=False, on_step=on_step)
     finally:
         sim.close()
