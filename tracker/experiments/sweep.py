@@ -39,6 +39,7 @@ import itertools
 import math
 import os
 import re
+import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -225,6 +226,7 @@ def _run_one(sweep_path: str, run_key: str, folder: str) -> tuple[str, str, str]
         out = run_experiment(cfg, folder, header=f"Run {run.key} of sweep {sweep.path}")
         return run.key, out.recording.status, out.recording.message
     except TrackerError as exc:
+        Path(folder).mkdir(parents=True, exist_ok=True)
         write_text_atomic(Path(folder) / "error.txt", f"{exc}\n")
         return run.key, "error", str(exc)
 
@@ -284,6 +286,7 @@ def run_sweep(sweep: Sweep, out: str | Path | None = None, workers: int = 1, bac
     runs_dir = folder / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(folder / "sweep.yaml", sweep.path.read_text())
+    check_runs(sweep)
     todo, skipped = [], []
     for run in sweep.runs:
         rf = runs_dir / run.key
@@ -292,7 +295,8 @@ def run_sweep(sweep: Sweep, out: str | Path | None = None, workers: int = 1, bac
                 skipped.append(run.key)
                 continue
             log(f"run {run.key}: its config changed since it ran; running it again")
-            (rf / "metrics.json").unlink()
+        if rf.exists():  # an unfinished or stale run: start it from an empty folder
+            shutil.rmtree(rf)
         todo.append(run)
     bar = None
     if progress:
@@ -321,6 +325,21 @@ def run_sweep(sweep: Sweep, out: str | Path | None = None, workers: int = 1, bac
     summary = write_summary(sweep, folder)
     plots = write_summary_plots(sweep, folder)
     return SweepResult(folder, [r.key for r in todo], skipped, failed, summary, plots, time.perf_counter() - t0)
+
+
+def check_runs(sweep: Sweep) -> None:
+    """Plan every run's ball launches before any run starts.
+
+    Raises:
+        ConfigError: ``<sweep file>: run <key>: <why the launch cannot be made>``.
+    """
+    from tracker.experiments.runner import check_launches
+
+    for run in sweep.runs:
+        try:
+            check_launches(sweep.run_config(run))
+        except TrackerError as exc:
+            raise ConfigError(f"{sweep.path}: run {run.key}: {exc}") from None
 
 
 def _same_config(folder: Path, cfg) -> bool:
