@@ -37,7 +37,9 @@ from tracker.errors import ConfigError
 from tracker.scenarios.balls import ball_state, remove_ball, spawn_ball
 from tracker.scenarios.base import Launch
 from tracker.scenarios.contacts import BodyState, read_contacts, touching
-from tracker.scenarios.launch import LaunchPlan, aim_point, check_launch, heading, plan_launch, solve_launch
+from tracker.scenarios.launch import (
+    RELEASE_HEIGHT, LaunchPlan, aim_point, check_launch, heading, plan_launch, solve_launch,
+)
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,37 @@ class BallOutcome:
         return d
 
 
+def is_held(ball_pos: np.ndarray, ball_vel: np.ndarray, hands_pos: np.ndarray, hands_vel: np.ndarray,
+            body_pos: np.ndarray | None, body_vel: np.ndarray | None, radius: float, max_speed: float) -> bool:
+    """Whether a ball is held: near all the hands (or the body) and moving with them.
+
+    Args:
+        ball_pos, ball_vel: ball centre ``(3,)`` m and velocity ``(3,)`` m/s.
+        hands_pos, hands_vel: the holding links' centres of mass and velocities ``(H, 3)`` (H may be 0).
+        body_pos, body_vel: the body link's (``None``: no body link).
+        radius: max centre distance to every hand (or to the body), m.
+        max_speed: max speed relative to the hands' mean velocity (or the body's), m/s.
+    """
+    hands_pos = np.asarray(hands_pos, dtype=float).reshape(-1, 3)
+    if len(hands_pos) and np.all(np.linalg.norm(hands_pos - ball_pos, axis=1) <= radius):
+        ref = np.asarray(hands_vel, dtype=float).reshape(-1, 3).mean(axis=0)
+    elif body_pos is not None and np.linalg.norm(np.asarray(body_pos) - ball_pos) <= radius:
+        ref = np.asarray(body_vel, dtype=float)
+    else:
+        return False
+    return bool(np.linalg.norm(np.asarray(ball_vel) - ref) <= max_speed)
+
+
+def trailing_run(flags: Sequence[bool]) -> int:
+    """Number of consecutive true values at the end of ``flags``."""
+    n = 0
+    for f in reversed(flags):
+        if not f:
+            break
+        n += 1
+    return n
+
+
 class _Ball:
     """Book-keeping of one ball: its plan, body and per-step records."""
 
@@ -105,6 +138,8 @@ class _Ball:
         self.held: list[bool] = []
         self.contact_steps: list[int] = []
         self.velocity_in: np.ndarray | None = None  # velocity in the state before the step
+        self.x_in: np.ndarray | None = None  # centre in the state before the step
+        self.x_before: np.ndarray | None = None  # centre one state earlier
 
 
 class BallScenario:
@@ -119,6 +154,7 @@ class BallScenario:
         hold_speed: max speed of the ball relative to them, m/s.
         hold_time: how long the ball must be held at the end of the run to count as caught, s.
         live_flight_time: flight time of a ball launched with :meth:`launch_now`, s.
+        release_height: launch height of a ball without a direction, m (:mod:`.launch`).
 
     Attributes:
         events: contact events so far (one per ball, link and step; see :mod:`.contacts`).
@@ -129,14 +165,14 @@ class BallScenario:
     def __init__(self, launches: Sequence[Launch] = (), *, ccd: bool = True,
                  hold_links: Sequence[str] = ("left_hand", "right_hand"), body_link: str | None = "chest",
                  hold_radius: float = 0.3, hold_speed: float = 1.0, hold_time: float = 0.5,
-                 live_flight_time: float = 0.5) -> None:
+                 live_flight_time: float = 0.5, release_height: float = RELEASE_HEIGHT) -> None:
         self.launches = tuple(launches)
         for launch in self.launches:
             if not isinstance(launch, Launch):
                 raise ConfigError(f"BallScenario takes Launch objects, got {launch!r}")
             check_launch(launch)
         for name, x in (("hold_radius", hold_radius), ("hold_speed", hold_speed), ("hold_time", hold_time),
-                        ("live_flight_time", live_flight_time)):
+                        ("live_flight_time", live_flight_time), ("release_height", release_height)):
             if not (np.isfinite(x) and x > 0):
                 raise ConfigError(f"BallScenario: {name} must be positive, got {x}")
         self.ccd = ccd
@@ -146,6 +182,7 @@ class BallScenario:
         self.hold_speed = float(hold_speed)
         self.hold_time = float(hold_time)
         self.live_flight_time = float(live_flight_time)
+        self.release_height = float(release_height)
         self.events: list[dict] = []
         self.times: list[float] = []
         self._balls: list[_Ball] = []
@@ -163,8 +200,8 @@ class BallScenario:
         self._kin = sim.model.kinematics()
         self.events = []
         self.times = []
-        self._balls = [_Ball(plan_launch(launch, sim.reference, sim.model, sim.opt.dt, sim.t, self._kin))
-                       for launch in self.launches]
+        self._balls = [_Ball(plan_launch(launch, sim.reference, sim.model, sim.opt.dt, sim.t, self._kin,
+                                         self.release_height)) for launch in self.launches]
         names = sim.character.link_names
         hands = [names.index(n) for n in self.hold_links if n in names]
         body = names.index(self.body_link) if self.body_link in names else None
@@ -190,8 +227,9 @@ class BallScenario:
             if b.body is None:
                 continue
             pos, vel = ball_state(client, b.body)
-            contacts = read_contacts(client, b.body, sim.character, t, dt, ball=k,
-                                     speed=float(np.linalg.norm(vel)), velocity_in=b.velocity_in, body_in=body_in)
+            moved = None if b.x_before is None else b.x_in - b.x_before
+            contacts = read_contacts(client, b.body, sim.character, t, dt, ball=k, speed=float(np.linalg.norm(vel)),
+                                     velocity_in=b.velocity_in, body_in=body_in, displacement_in=moved)
             if contacts:
                 b.contact_steps.append(step)
                 self.events.extend(c.as_event() for c in contacts)
@@ -202,6 +240,7 @@ class BallScenario:
             b.ground.append(touching(client, b.body, sim.world.ground))
             b.held.append(self._held(pos, vel, body_out))
             b.velocity_in = vel
+            b.x_before, b.x_in = b.x_in, pos
 
     # -- GUI ------------------------------------------------------------------------------
     def launch_now(self, launch: Launch, sim=None) -> int:
@@ -224,7 +263,8 @@ class BallScenario:
         ref_now, _ = aim_point(sim.model, sim.reference, launch.target_link, t, offset, kin)
         ref_then, ref_vel = aim_point(sim.model, sim.reference, launch.target_link, t + flight, offset, kin)
         live = replace(launch, impact_time=t + flight, flight_time=flight)
-        plan = solve_launch(live, here + ref_then - ref_now, ref_vel, heading(sim.reference, t + flight), t, dt)
+        plan = solve_launch(live, here + ref_then - ref_now, ref_vel, heading(sim.reference, t + flight), t, dt,
+                            self.release_height)
         b = _Ball(plan)
         self._balls.append(b)
         self._spawn(b)
@@ -277,18 +317,13 @@ class BallScenario:
         pl = b.plan
         b.body = spawn_ball(self._client, pl.preset, pl.position, pl.velocity, ccd=self.ccd)
         b.velocity_in = np.array(pl.velocity)
+        b.x_in, b.x_before = np.array(pl.position), None
 
     def _held(self, pos: np.ndarray, vel: np.ndarray, state: BodyState) -> bool:
         hands, body = self._hold_idx
-        com, lin = state.com, state.linear
-        r = self.hold_radius
-        if hands and all(np.linalg.norm(pos - com[i]) <= r for i in hands):
-            ref = lin[hands].mean(axis=0)
-        elif body is not None and np.linalg.norm(pos - com[body]) <= r:
-            ref = lin[body]
-        else:
-            return False
-        return bool(np.linalg.norm(vel - ref) <= self.hold_speed)
+        return is_held(pos, vel, state.com[hands], state.linear[hands],
+                       None if body is None else state.com[body], None if body is None else state.linear[body],
+                       self.hold_radius, self.hold_speed)
 
     def _outcome(self, k: int, b: _Ball) -> BallOutcome:
         evs = [e for e in self.events if e["ball"] == k]
@@ -304,10 +339,7 @@ class BallScenario:
                 i = None
             if i is not None:
                 exit_v = np.asarray(b.vel[i])
-        held = 0
-        while held < n and b.held[n - 1 - held]:
-            held += 1
-        held_time = held * (self._sim.opt.dt if self._sim is not None else 0.0)
+        held_time = trailing_run(b.held) * (self._sim.opt.dt if self._sim is not None else 0.0)
         caught = bool(evs) and held_time >= self.hold_time - 1e-9
         # the first ground touch after the ball was in the air following its first character
         # contact (or its launch): a ball at rest on the ground does not "drop"

@@ -12,9 +12,12 @@ impulses are not included.
 Timing. Bullet finds contacts on the positions at the *start* of a step and
 resolves them during it, so a contact reported after the step ``t - dt -> t``
 existed in the state at ``t - dt``: that is the contact's time ``t``. The
-bodies first touched between the two states before it; ``t_touch`` estimates
-when, from the depth at ``t - dt`` and the closing speed then
-(``t - depth / closing``, at most one step earlier).
+bodies first touched during the step that led to that state; ``t_touch``
+estimates when: with ``s`` the relative normal approach over that step,
+``depth`` the penetration and ``closing`` the closing speed at ``t``,
+``t_touch = t - dt + (s - depth) / closing`` (``= t - depth / closing`` for a
+free ball; a ball that CCD stopped at its time of impact moved less than
+``closing · dt``).
 
 A contact becomes an event (a JSON-able dict) for :attr:`BallScenario.events`:
 ``{"t", "t_touch", "ball", "link", "impulse", "impulse_vector", "speed",
@@ -102,7 +105,7 @@ class BodyState:
 
 def read_contacts(client: int, ball_body: int, character, t: float, dt: float, ball: int = 0,
                   speed: float = float("nan"), velocity_in: np.ndarray | None = None,
-                  body_in: BodyState | None = None) -> list[Contact]:
+                  body_in: BodyState | None = None, displacement_in: np.ndarray | None = None) -> list[Contact]:
     """The contacts of one ball with the character resolved in the step ``t - dt -> t``.
 
     Args:
@@ -116,6 +119,8 @@ def read_contacts(client: int, ball_body: int, character, t: float, dt: float, b
         velocity_in: ball velocity before the step ``(3,)`` m/s (for ``speed_in`` and ``t_touch``).
         body_in: the character's link state before the step (for ``t_touch``; without it the
             links count as still).
+        displacement_in: the ball's displacement ``(3,)`` m over the step before this one (for
+            ``t_touch``; without it the ball is taken to have moved freely at ``velocity_in``).
 
     Returns:
         one :class:`Contact` per touched link with a positive impulse, in link order.
@@ -142,7 +147,10 @@ def read_contacts(client: int, ball_body: int, character, t: float, dt: float, b
             v_link = body_in.point_velocity(k, point) if body_in is not None else np.zeros(3)
             closing = -float(np.dot(v_in - v_link, normal))
             if closing > 1e-6:
-                t_touch = t0 - min(depth / closing, dt)
+                s = closing * dt
+                if displacement_in is not None:
+                    s = -float(np.dot(np.asarray(displacement_in, dtype=float) - v_link * dt, normal))
+                t_touch = t0 - dt + min(max((s - depth) / closing, 0.0), dt)
         out.append(Contact(
             t=float(t0), t_touch=float(t_touch), ball=int(ball), link=character.link_name(k),
             impulse=float(f.sum() * dt), impulse_vector=tuple(float(a) for a in jv), speed=float(speed),

@@ -8,10 +8,14 @@ standing at rest). Link positions come from the model's pure-numpy forward
 kinematics on ``reference.sample(t)[0]``.
 
 Moving ball (``speed > 0``): it arrives with velocity ``V = speed · d`` (``d``
-the unit approach direction; default: horizontal, towards the character's
-front, ``-heading``), its centre at ``C = P - r d``, so that its leading surface
-point touches ``P`` at ``impact_time``. If ``P`` lies inside the link's shape,
-the first contact comes earlier by about depth / closing speed.
+the unit approach direction), its centre at ``C = P - r d``, so that its
+leading surface point touches ``P`` at ``impact_time``. If ``P`` lies inside
+the link's shape, the first contact comes earlier by about depth / closing
+speed. Default direction (``Launch.direction=None``): from the character's
+front (horizontally along ``-heading``), at the elevation that makes the ball
+leave a thrower's hand at ``release_height`` (1.5 m) above the ground. (A
+horizontal arrival would mean the ball rose from ``g T²/2`` below the target,
+1.77 m for a 0.6 s flight: out of the ground for most targets.)
 
 Ball at rest (``speed == 0``): it lies on the ground in the path of ``P``:
 ``u`` is the horizontal direction of ``P``'s reference velocity at impact,
@@ -29,8 +33,9 @@ and ``v_m = V``; backwards::
     v0 = V - m g dt
     x0 = C - β dt V - (m - 1) dt v0 - g dt² (m - 1) m / 2
 
-The continuous parabola (``x0 = C - V T + g T²/2``, ``dt=None``) would miss by
-``g dt T / 2`` in height in PyBullet (5 cm for a 0.6 s flight at 1/60 s).
+Both give ``x0 = C - T V + g k`` with ``k = dt² m (m-1) / 2``. The continuous
+parabola (``k = T²/2``, ``dt=None``) would pass ``|g| dt T / 2`` too low in
+PyBullet (5 cm for a 0.6 s flight at 1/60 s).
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ GRAVITY = np.array([0.0, 0.0, -9.81])
 _UP_TO_Z = {"z": Rotation.identity(), "y": Rotation.from_euler("x", 90.0, degrees=True)}
 #: The lowest a flying ball's centre may pass, as a fraction of its radius (it may graze the ground).
 _GROUND_CLEARANCE = 0.95
+#: Default height of the ball's centre at launch when the approach direction is not given, m.
+RELEASE_HEIGHT = 1.5
 
 
 # -- ballistics ------------------------------------------------------------------------
@@ -256,7 +263,7 @@ def check_launch(launch: Launch) -> None:
 
 
 def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, facing: np.ndarray,
-                 spawn_time: float, dt: float | None) -> LaunchPlan:
+                 spawn_time: float, dt: float | None, release_height: float = RELEASE_HEIGHT) -> LaunchPlan:
     """Plan a launch given the aim point ``P`` at ``launch.impact_time`` (module docstring).
 
     Args:
@@ -266,6 +273,7 @@ def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, 
         facing: the character's horizontal heading ``(3,)`` (default approach: ``-facing``).
         spawn_time: clip time of the spawn, s (< impact time).
         dt: PyBullet step, s (``None``: continuous parabola).
+        release_height: launch height of the centre when ``launch.direction`` is ``None``, m.
 
     Raises:
         SimulationError: the launch cannot be made (ball under the ground, link out of reach).
@@ -289,8 +297,11 @@ def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, 
         centre = np.array([P[0], P[1], r]) + np.sqrt(r * r - dz * dz) * u
         return LaunchPlan(launch, preset, spawn_time, launch.impact_time, centre, np.zeros(3), P, centre,
                           np.zeros(3), dt)
-    d = -np.asarray(facing, dtype=float) if launch.direction is None else np.asarray(launch.direction, dtype=float)
-    d = d / np.linalg.norm(d)
+    if launch.direction is None:
+        d = _front_direction(P, -np.asarray(facing, dtype=float), launch.speed, r, flight, dt, release_height, what)
+    else:
+        d = np.asarray(launch.direction, dtype=float)
+        d = d / np.linalg.norm(d)
     vel = launch.speed * d
     centre = P - r * d
     if centre[2] < r * _GROUND_CLEARANCE:
@@ -307,13 +318,42 @@ def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, 
     return LaunchPlan(launch, preset, spawn_time, launch.impact_time, x0, v0, P, centre, vel, dt)
 
 
+def _front_direction(P: np.ndarray, towards: np.ndarray, speed: float, r: float, flight: float, dt: float | None,
+                     release_height: float, what: str) -> np.ndarray:
+    """Unit arrival direction along horizontal ``towards`` whose launch point is ``release_height`` high.
+
+    From ``x0_z = C_z - T V_z + g_z k`` (module docstring) with ``C = P - r d``; a few
+    fixed-point steps settle ``d_z`` (``r d_z`` changes ``C_z`` by centimetres).
+    """
+    h = np.array([towards[0], towards[1], 0.0])
+    h = h / np.linalg.norm(h)
+    if dt is None:
+        k = flight * flight / 2
+    else:
+        m, _ = _steps(flight, dt)
+        k = dt * dt * m * (m - 1) / 2
+    dz = 0.0
+    for _ in range(50):
+        vz = (P[2] - r * dz - release_height + GRAVITY[2] * k) / flight
+        if abs(vz) >= speed:
+            raise SimulationError(f"{what}: a ball at {speed:g} m/s cannot fly {flight:.2f} s from "
+                                  f"{release_height:g} m high to the target; raise the speed, shorten "
+                                  f"flight_time or give a direction")
+        new = vz / speed
+        if abs(new - dz) < 1e-13:
+            break
+        dz = new
+    return np.sqrt(1.0 - dz * dz) * h + np.array([0.0, 0.0, dz])
+
+
 def plan_launch(launch: Launch, reference, model, dt: float | None = None, start: float = 0.0,
-                kinematics=None) -> LaunchPlan:
+                kinematics=None, release_height: float = RELEASE_HEIGHT) -> LaunchPlan:
     """Solve ``launch`` against the reference clip.
 
-    The spawn is put on the simulation's step grid ``start + k dt`` (the first grid time at or
-    after ``impact_time - flight_time``, at least ``start``), so the ball is exactly where the
-    plan says at every step.
+    The spawn is put on the simulation's step grid ``start + k dt`` (the last grid time at or
+    before ``impact_time - flight_time``, but not before ``start``), so the ball is exactly where
+    the plan says at every step; the flight lasts ``flight_time`` to ``flight_time + dt``, or less
+    if the run starts later.
 
     Args:
         launch: the request.
@@ -322,16 +362,17 @@ def plan_launch(launch: Launch, reference, model, dt: float | None = None, start
         dt: simulation step, s (``None``: continuous parabola, spawn at ``impact_time - flight_time``).
         start: clip time at which the simulation starts, s.
         kinematics: ``model.kinematics()``, if already built.
+        release_height: launch height when ``launch.direction`` is ``None``, m.
     """
     check_launch(launch)
     t_i = float(launch.impact_time)
     if dt is None:
         spawn = t_i - launch.flight_time
     else:
-        k = max(int(np.ceil((t_i - launch.flight_time - start) / dt - 1e-6)), 0)
+        k = max(int(np.floor((t_i - launch.flight_time - start) / dt + 1e-6)), 0)
         spawn = start + k * dt
     if t_i > reference.duration + 1e-9:
         raise SimulationError(f"launch of {launch.ball} at {launch.target_link}: impact_time {t_i:.3f} s is after "
                               f"the clip's end ({reference.duration:.3f} s)")
     P, Pdot = aim_point(model, reference, launch.target_link, t_i, launch.offset, kinematics)
-    return solve_launch(launch, P, Pdot, heading(reference, t_i), spawn, dt)
+    return solve_launch(launch, P, Pdot, heading(reference, t_i), spawn, dt, release_height)

@@ -233,6 +233,8 @@ class Simulation:
         balls = None
         if self.scenario is not None and hasattr(self.scenario, "ball_positions"):
             balls = self.scenario.ball_positions()
+            if balls is not None and len(balls) > len(rows):  # it records every step since reset; keep this run's
+                balls = balls[len(balls) - len(rows):]
         return Recording(
             dt=self.opt.dt, joints=tuple((s.name, s.kind) for s in lay.joints),
             t=np.array([r["t"] for r in rows]), q=stack("q", lay.nq), v=stack("v", lay.nv),

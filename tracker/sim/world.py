@@ -25,12 +25,16 @@ class WorldSettings:
         ground_restitution: restitution of the ground plane. PyBullet multiplies the
             restitutions of two bodies in contact; with 1 a ball's restitution is its
             coefficient against the ground, and the character's links (restitution 0) never bounce.
+        restitution_threshold: impacts slower than this (m/s) do not bounce; ``None``: ``10·|g|·dt``.
+            PyBullet's discrete contacts add up to about ``2|g|dt`` to every bounce, so with a
+            lower threshold a ball never comes to rest (or hops from rest at ``dt = 1/30``).
     """
 
     dt: float = 1.0 / 60.0
     solver_iterations: int = 50
     ground_friction: float = 0.9
     ground_restitution: float = 1.0
+    restitution_threshold: float | None = None
 
 
 class World:
@@ -58,6 +62,9 @@ class World:
             numSolverIterations=self.settings.solver_iterations,
             numSubSteps=0,
             deterministicOverlappingPairs=1,
+            restitutionVelocityThreshold=(10.0 * abs(GRAVITY[2]) * self.settings.dt
+                                          if self.settings.restitution_threshold is None
+                                          else self.settings.restitution_threshold),
             physicsClientId=c,
         )
         self.ground = p.loadURDF("plane_implicit.urdf", useFixedBase=True, physicsClientId=c)
