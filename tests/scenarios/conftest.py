@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -12,21 +12,21 @@ MOCAP_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "mocap"
 KICK = MOCAP_DIR / "cmu_10_01_soccer_kick.bvh"
 
 
-@lru_cache(maxsize=None)
+@cache
 def kick_reference():
     from tracker.retarget import load_clip_reference
 
     return load_clip_reference(KICK)
 
 
-@lru_cache(maxsize=None)
+@cache
 def humanoid():
     from tracker.character.model import load_model
 
     return load_model("humanoid")
 
 
-@lru_cache(maxsize=None)
+@cache
 def kick_time(foot: str = "right_foot") -> float:
     """Clip time of the frame where ``foot`` moves fastest in the reference (the kick), s."""
     ref = kick_reference()

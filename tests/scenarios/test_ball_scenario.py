@@ -32,7 +32,7 @@ def run(kick, launches, dt: float, start: float, duration: float, **kw):
 
 @pytest.mark.parametrize("dt", [1 / 60, 1 / 30])
 def test_kicked_ball_meets_the_kicking_foot_at_the_kick(kick, dt):
-    ref, model, t_kick = kick
+    _, model, t_kick = kick
     launch = Launch("soccer", "right_foot", t_kick, 0.0, offset=FOOT_POINT, flight_time=0.3)
     scenario, rec = run(kick, [launch], dt, start=t_kick - 0.5, duration=1.0)
     plan = scenario.plans[0]

@@ -10,8 +10,16 @@ import pytest
 
 from tracker.errors import ConfigError
 from tracker.scenarios.balls import (
-    BALLS, VARIANTS, ball_names, ball_state, get_ball, get_variant, hollow_sphere_inertia, register_ball,
-    remove_ball, spawn_ball,
+    BALLS,
+    VARIANTS,
+    ball_names,
+    ball_state,
+    get_ball,
+    get_variant,
+    hollow_sphere_inertia,
+    register_ball,
+    remove_ball,
+    spawn_ball,
 )
 from tracker.scenarios.base import BallPreset
 from tracker.sim.world import World, WorldSettings

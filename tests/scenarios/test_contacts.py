@@ -10,7 +10,14 @@ import pybullet as p
 import pytest
 
 from tracker.scenarios.balls import ball_state, get_ball, spawn_ball
-from tracker.scenarios.contacts import episodes, first_contact, read_contacts, select, total_impulse, touching
+from tracker.scenarios.contacts import (
+    episodes,
+    first_contact,
+    read_contacts,
+    select,
+    total_impulse,
+    touching,
+)
 from tracker.sim.world import World, WorldSettings
 
 HALF = 0.0325  # a forearm-thick box: 6.5 cm

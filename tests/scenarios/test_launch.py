@@ -17,7 +17,13 @@ from tracker.errors import ConfigError, SimulationError
 from tracker.scenarios.balls import ball_state, get_ball, spawn_ball
 from tracker.scenarios.base import Launch
 from tracker.scenarios.launch import (
-    ballistic_launch, free_flight, heading, link_frames, plan_launch, solve_launch,
+    REST_OVERLAP,
+    ballistic_launch,
+    free_flight,
+    heading,
+    link_frames,
+    plan_launch,
+    solve_launch,
 )
 from tracker.sim.world import GRAVITY, World, WorldSettings
 
@@ -130,7 +136,11 @@ def test_ball_at_rest_lies_on_the_ground_in_the_kicking_foots_path(kick):
     r = 0.11
     assert plan.position[2] == pytest.approx(r)
     np.testing.assert_array_equal(plan.velocity, 0.0)
-    assert np.linalg.norm(plan.aim_point - plan.position) == pytest.approx(r, abs=1e-12)  # the foot point touches it
+    # the impact is moved to the nearest step state, where the foot point is REST_OVERLAP inside the ball
+    assert plan.impact_time == pytest.approx(round(t_kick * 60) / 60, abs=1e-9)
+    assert r - REST_OVERLAP - 1e-12 <= np.linalg.norm(plan.aim_point - plan.position) < r
+    at, rot = link_frames(model, ref, "right_foot", [plan.impact_time])
+    np.testing.assert_allclose(plan.aim_point, at[0] + rot[0].apply([0.12, 0, -0.04]), atol=1e-12)
     pos, _ = link_frames(model, ref, "right_foot", [t_kick - 0.01, t_kick + 0.01])
     foot_dir = (pos[1] - pos[0])[:2]
     assert np.dot(plan.position[:2] - plan.aim_point[:2], foot_dir) > 0  # ahead of the foot

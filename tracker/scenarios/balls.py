@@ -44,7 +44,7 @@ from tracker.errors import ConfigError
 from tracker.scenarios.base import BallPreset
 from tracker.sim.quiet import quiet_stdio  # imports pybullet silently first
 
-import pybullet as p  # noqa: E402
+import pybullet as p  # noqa: E402  (after the silent import)
 
 #: name -> preset. Fill it with :func:`register_ball`.
 BALLS: dict[str, BallPreset] = {}

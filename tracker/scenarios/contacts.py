@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tracker.sim.quiet import quiet_stdio  # imports pybullet silently first
+import tracker.sim.quiet  # noqa: F401  (imports pybullet silently first)
 
 import pybullet as p  # noqa: E402
 
@@ -92,7 +92,7 @@ class BodyState:
     angular: np.ndarray
 
     @classmethod
-    def read(cls, character) -> "BodyState":
+    def read(cls, character) -> BodyState:
         """The character's current link state (two PyBullet queries)."""
         lin, ang = character.link_velocities()
         return cls(character.link_com_positions(), lin, ang)

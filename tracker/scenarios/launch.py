@@ -19,8 +19,12 @@ horizontal arrival would mean the ball rose from ``g T²/2`` below the target,
 
 Ball at rest (``speed == 0``): it lies on the ground in the path of ``P``:
 ``u`` is the horizontal direction of ``P``'s reference velocity at impact,
-``C = P_xy + sqrt(r² - (P_z - r)²) u`` and ``C_z = r``, so ``P`` reaches the
-ball's surface at ``impact_time``.
+``C = P_xy + (sqrt(r² - (P_z - r)²) - δ) u`` and ``C_z = r``, so ``P`` reaches
+the ball's surface at ``impact_time`` and is ``δ`` = :data:`REST_OVERLAP`
+inside it then. With a step ``dt`` the impact time is moved to the nearest
+step state: PyBullet looks for contacts only in step states, and a kicking
+foot moves a ball's diameter per step at ``dt = 1/30``; a contact not present
+in any state would let the foot pass through the ball.
 
 Ballistics, discrete and exact. PyBullet integrates a free ball with
 symplectic Euler (``v += g dt`` then ``x += v dt``, no drag). From the spawn
@@ -58,6 +62,8 @@ _UP_TO_Z = {"z": Rotation.identity(), "y": Rotation.from_euler("x", 90.0, degree
 _GROUND_CLEARANCE = 0.95
 #: Default height of the ball's centre at launch when the approach direction is not given, m.
 RELEASE_HEIGHT = 1.5
+#: How deep the aim point is inside a ball at rest at the impact state, m.
+REST_OVERLAP = 0.01
 
 
 # -- ballistics ------------------------------------------------------------------------
@@ -263,17 +269,19 @@ def check_launch(launch: Launch) -> None:
 
 
 def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, facing: np.ndarray,
-                 spawn_time: float, dt: float | None, release_height: float = RELEASE_HEIGHT) -> LaunchPlan:
-    """Plan a launch given the aim point ``P`` at ``launch.impact_time`` (module docstring).
+                 spawn_time: float, dt: float | None, release_height: float = RELEASE_HEIGHT,
+                 impact_time: float | None = None) -> LaunchPlan:
+    """Plan a launch given the aim point ``P`` at the impact time (module docstring).
 
     Args:
-        launch: the request (its ``impact_time`` is used as is).
+        launch: the request.
         point: ``P`` ``(3,)`` m.
         point_velocity: ``P``'s velocity ``(3,)`` m/s (for a ball at rest: the foot's path).
         facing: the character's horizontal heading ``(3,)`` (default approach: ``-facing``).
         spawn_time: clip time of the spawn, s (< impact time).
         dt: PyBullet step, s (``None``: continuous parabola).
         release_height: launch height of the centre when ``launch.direction`` is ``None``, m.
+        impact_time: when ``P`` is met, s (default ``launch.impact_time``).
 
     Raises:
         SimulationError: the launch cannot be made (ball under the ground, link out of reach).
@@ -281,8 +289,9 @@ def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, 
     check_launch(launch)
     preset = get_ball(launch.ball, launch.mass)
     r = preset.radius
-    what = f"launch of {preset.name} at {launch.target_link} (impact at t = {launch.impact_time:.3f} s)"
-    flight = launch.impact_time - spawn_time
+    t_i = float(launch.impact_time if impact_time is None else impact_time)
+    what = f"launch of {preset.name} at {launch.target_link} (impact at t = {t_i:.3f} s)"
+    flight = t_i - spawn_time
     if not flight > 1e-9:
         raise SimulationError(f"{what}: the ball would have to appear at t = {spawn_time:.3f} s, "
                               f"not before its impact; choose a later impact_time")
@@ -294,9 +303,8 @@ def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, 
         if abs(dz) >= r:
             raise SimulationError(f"{what}: the aim point passes {P[2]:.3f} m above the ground, out of reach "
                                   f"of a ball at rest (radius {r} m); give the ball a speed or another time")
-        centre = np.array([P[0], P[1], r]) + np.sqrt(r * r - dz * dz) * u
-        return LaunchPlan(launch, preset, spawn_time, launch.impact_time, centre, np.zeros(3), P, centre,
-                          np.zeros(3), dt)
+        centre = np.array([P[0], P[1], r]) + (np.sqrt(r * r - dz * dz) - REST_OVERLAP) * u
+        return LaunchPlan(launch, preset, spawn_time, t_i, centre, np.zeros(3), P, centre, np.zeros(3), dt)
     if launch.direction is None:
         d = _front_direction(P, -np.asarray(facing, dtype=float), launch.speed, r, flight, dt, release_height, what)
     else:
@@ -315,7 +323,7 @@ def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, 
         raise SimulationError(
             f"{what}: the ball would fly below the ground (centre {path[low, 2]:.2f} m high at "
             f"t = {spawn_time + flight * low / n:.3f} s); shorten flight_time or approach from higher")
-    return LaunchPlan(launch, preset, spawn_time, launch.impact_time, x0, v0, P, centre, vel, dt)
+    return LaunchPlan(launch, preset, spawn_time, t_i, x0, v0, P, centre, vel, dt)
 
 
 def _front_direction(P: np.ndarray, towards: np.ndarray, speed: float, r: float, flight: float, dt: float | None,
@@ -374,5 +382,7 @@ def plan_launch(launch: Launch, reference, model, dt: float | None = None, start
     if t_i > reference.duration + 1e-9:
         raise SimulationError(f"launch of {launch.ball} at {launch.target_link}: impact_time {t_i:.3f} s is after "
                               f"the clip's end ({reference.duration:.3f} s)")
+    if launch.speed == 0 and dt is not None:  # meet the link in a step state (module docstring)
+        t_i = start + round((t_i - start) / dt) * dt
     P, Pdot = aim_point(model, reference, launch.target_link, t_i, launch.offset, kinematics)
-    return solve_launch(launch, P, Pdot, heading(reference, t_i), spawn, dt, release_height)
+    return solve_launch(launch, P, Pdot, heading(reference, t_i), spawn, dt, release_height, t_i)
