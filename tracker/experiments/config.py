@@ -169,7 +169,7 @@ class ExperimentConfig:
     description: str = setting("", "one line")
     seed: int = setting(0, "seed for anything random (the physics itself is deterministic)", ge=0)
     model: str = setting("humanoid", "registered model name or model YAML path")
-    clip: ClipConfig = setting(REQUIRED, "the clip")
+    clip: ClipConfig = setting(REQUIRED, "the clip to track; at least clip.path")
     controller: ControllerConfig = setting(ControllerConfig(), "servo and gains")
     root: RootConfig = setting(RootConfig(), "root handling")
     schedule: ScheduleConfig = setting(ScheduleConfig(), "gain schedule")
@@ -177,9 +177,14 @@ class ExperimentConfig:
     balls: list[BallConfig] = setting([], "balls launched at the character")
     impact: ImpactConfig = setting(ImpactConfig(), "impact response measurement")
     outputs: OutputsConfig = setting(OutputsConfig(), "result files")
+    #: The file it was read from (for messages; not a key of the file).
+    source: str = dataclasses.field(default="", init=False, compare=False, repr=False)
 
     def replace(self, **changes) -> ExperimentConfig:
-        return dataclasses.replace(self, **changes)
+        """A copy with some sections replaced (the source file is kept)."""
+        new = dataclasses.replace(self, **changes)
+        object.__setattr__(new, "source", self.source)
+        return new
 
     @property
     def duration(self) -> float | None:
@@ -325,6 +330,7 @@ def config_from_data(raw: Any, source: str | Path, overrides: Sequence[str | tup
     raw, overridden = apply_overrides(raw, overrides, source, origin)
     ctx = Context(source, base_dir, overridden)
     cfg = parse(ExperimentConfig, raw, ctx)
+    object.__setattr__(cfg, "source", str(source))
     if not cfg.name:
         stem = "".join(c if (c.isascii() and (c.isalnum() or c in "._-")) else "_" for c in source.stem)
         cfg = cfg.replace(name=stem or "run")
@@ -404,7 +410,7 @@ def _check_names(cfg: ExperimentConfig, ctx: Context) -> ExperimentConfig:
     for name in kd if isinstance(kd, dict) else ():
         if name not in groups and name not in joints:
             raise ctx.error(f"controller.gains.kd.{name}", f"{name!r} is not a joint group or joint of model "
-                            f"{model.name!r}", groups + joints)
+                            f"{model.name!r}", tuple(dict.fromkeys(groups + joints)))
 
     presets = _ball_presets()
     for i, b in enumerate(cfg.balls):

@@ -109,8 +109,11 @@ def _plan(launches: list, ref, model, cfg: ExperimentConfig) -> None:
         from tracker.scenarios.launch import plan_launch
 
         kin = model.kinematics()
-        for launch in launches:
-            plan_launch(launch, ref, model, cfg.sim.dt, cfg.clip.start, kin)
+        for i, launch in enumerate(launches):
+            try:
+                plan_launch(launch, ref, model, cfg.sim.dt, cfg.clip.start, kin)
+            except TrackerError as exc:
+                raise ConfigError(f"{cfg.source or cfg.name}: balls.{i}: {exc}") from None
 
 
 def check_launches(cfg: ExperimentConfig) -> None:

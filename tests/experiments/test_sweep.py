@@ -1,0 +1,129 @@
+"""Sweeps: run keys, validation, resume after a kill, summary, local vs Ray backends (issue 7)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tracker.cli import main
+from tracker.errors import ConfigError
+from tracker.experiments.sweep import largest_stable, load_sweep
+
+from .conftest import CONFIGS, REPO
+
+
+def sweep_file(tmp_path: Path, wave_config: Path, body: str, name: str = "sw.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(f"base: {wave_config}\n" + body)
+    return path
+
+
+def test_runs_are_the_grid_crossed_with_the_zipped_lists_with_stable_folder_names(tmp_path, wave_config):
+    sw = load_sweep(sweep_file(tmp_path, wave_config, "grid:\n  controller.name: [pd, spd]\n  sim.dt: [1/120, 1/60]\n"
+                               "zip:\n  controller.gains.scale: [1, 2.5]\n  clip.start: [0.5, 1.25]\n"))
+    assert len(sw.runs) == 8
+    assert sw.runs[0].key == "name=pd__dt=1_120__scale=1__start=0.5"
+    assert sw.runs[1].key == "name=pd__dt=1_120__scale=2.5__start=1.25"
+    assert sw.runs[-1].key == "name=spd__dt=1_60__scale=2.5__start=1.25"
+    assert len({r.key for r in sw.runs}) == 8
+    cfg = sw.run_config(sw.runs[1])
+    assert cfg.controller.gains.scale == 2.5 and cfg.clip.start == 1.25 and cfg.sim.dt == pytest.approx(1 / 120)
+    assert cfg.sim.duration == 0.5  # from the base config
+
+
+@pytest.mark.parametrize("body, message", [
+    ("grid:\n  sim.dt: []\n", "sw.yaml: grid.sim.dt: expected a non-empty list of values"),
+    ("zip:\n  sim.dt: [1/60, 1/30]\n  controller.gains.scale: [1]\n",
+     "sw.yaml: zip: lists must have one common length, got sim.dt: 2, controller.gains.scale: 1"),
+    ("grid:\n  controller.gains.scale: [1.0, 1.0000001]\n", "get the same folder name 'scale=1'"),
+    ("grid:\n  sim.dt: [1/60, -1]\n", "sim.dt: must be > 0 s, got -1 [from sweep sw.yaml run dt=-1: sim.dt=-1]"),
+    ("grid:\n  sim.dt: [1/60]\nplots:\n  - {x: sim.duration, metric: diverged}\n",
+     "sw.yaml: plots.0.x: 'sim.duration' is not a swept key (valid: sim.dt)"),
+    ("grid:\n  sim.dt: [1/60]\nplots:\n  - {kind: heatmap, x: sim.dt, metric: diverged}\n",
+     "sw.yaml: plots.0.y: required for a heatmap plot"),
+    ("grids:\n  sim.dt: [1/60]\n", "sw.yaml: grids: unknown key; did you mean 'grid'?"),
+])
+def test_a_broken_sweep_is_a_one_line_error(tmp_path, wave_config, body, message):
+    with pytest.raises(ConfigError) as err:
+        load_sweep(sweep_file(tmp_path, wave_config, body))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_largest_stable_gain_is_the_boundary_below_the_first_divergence():
+    rows = [{"finished": True, "c": "pd", "dt": 0.01, "k": k, "diverged": d}
+            for k, d in ((1, False), (10, False), (100, True), (1000, False))]
+    rows += [{"finished": True, "c": "spd", "dt": 0.01, "k": k, "diverged": False} for k in (1, 10, 100, 1000)]
+    rows += [{"finished": False, "c": "spd", "dt": 0.02, "k": 1, "diverged": None}]
+    out = largest_stable(rows, "dt", "k", "c")
+    assert out == {"pd": [(0.01, 10.0)], "spd": [(0.01, 1000.0)]}
+
+
+def _metrics_files(folder: Path) -> dict[str, int]:
+    return {p.parent.name: p.stat().st_mtime_ns for p in (folder / "runs").glob("*/metrics.json")}
+
+
+def test_a_sweep_killed_midway_resumes_and_finishes_every_run_exactly_once(tmp_path, wave_config):
+    path = sweep_file(tmp_path, wave_config, "set: {sim.dt: 1/480, sim.duration: 1.0}\n"
+                      "grid:\n  controller.gains.scale: [0.5, 1, 2, 4, 8, 16]\n"
+                      "metrics: [status, joint_error_mean_rad]\n")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "tracker", "sweep", str(path), "--workers", "1", "--out", str(out)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(_metrics_files(out)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    before = _metrics_files(out)
+    assert 2 <= len(before) < 6, "the kill should land midway"
+    assert not (out / "summary.csv").exists()
+
+    status = main(["sweep", str(path), "--workers", "2", "--out", str(out)])
+    assert status == 0
+    after = _metrics_files(out)
+    assert sorted(after) == sorted(r.key for r in load_sweep(path).runs)
+    assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(after)  # no stray folders
+    for key, mtime in before.items():
+        assert after[key] == mtime  # finished runs were skipped, not redone
+    rows = list(csv.DictReader((out / "summary.csv").open()))
+    assert [r["run"] for r in rows] == [r.key for r in load_sweep(path).runs]
+    assert all(r["finished"] == "true" and r["status"] == "ok" for r in rows)
+    leftovers = [p for p in (out / "runs").rglob(".*")]
+    assert not leftovers, leftovers
+
+    # A third invocation has nothing left to do and writes the same summary.
+    text = (out / "summary.csv").read_text()
+    assert main(["sweep", str(path), "--out", str(out)]) == 0
+    assert (out / "summary.csv").read_text() == text and _metrics_files(out) == after
+
+
+def test_the_shipped_sweeps_are_valid():
+    for name, runs in (("stability", 2 * 7 * 9), ("ball_speed", 4 * 6)):
+        sw = load_sweep(CONFIGS / "sweeps" / f"{name}.yaml")
+        assert len(sw.runs) == runs and sw.config.plots
+
+
+def test_ray_backend_gives_the_same_summary_as_local(tmp_path, wave_config):
+    pytest.importorskip("ray")
+    path = sweep_file(tmp_path, wave_config,
+                      "set:\n  schedule.enabled: true\n  balls: [{preset: basketball, target_link: chest, "
+                      "impact_time: 1.3, speed: 7, flight_time: 0.25}]\n"
+                      "grid:\n  balls.0.mass: [0.6, 3.0]\n  controller.name: [spd, pd]\n"
+                      "metrics: [status, diverged, joint_error_mean_rad, impact.peak_deviation_rad]\n"
+                      "plots:\n  - {x: balls.0.mass, metric: impact.peak_deviation_rad, hue: controller.name}\n")
+    assert main(["sweep", str(path), "--workers", "2", "--out", str(tmp_path / "local")]) == 0
+    assert main(["sweep", str(path), "--workers", "2", "--backend", "ray", "--out", str(tmp_path / "ray")]) == 0
+    local = (tmp_path / "local" / "summary.csv").read_text()
+    assert (tmp_path / "ray" / "summary.csv").read_text() == local
+    assert local.count("\n") == 5 and "diverged" in local
+    assert (tmp_path / "ray" / "summary_0_line_impact_peak_deviation_rad.png").is_file()
