@@ -510,13 +510,13 @@ def kick() -> ClipSpec:
         key(1.12, (0.31, 0.105, s - 0.034), balance, trunk(lean=8, bend=5, twist=-11, nod=25),
             pelvis(turn=-7, tilt=4, hike=-1), leg("Right", thigh=-4, knee=72, toes=25, out=12)),
         # backswing: thigh back, knee folded, toes pointed; the pelvis turns the right hip back
-        key(1.25, (0.32, 0.11, s - 0.036), balance, trunk(lean=6, bend=6, twist=-12, nod=25),
+        key(1.28, (0.32, 0.11, s - 0.036), balance, trunk(lean=6, bend=6, twist=-12, nod=25),
             pelvis(turn=-8, tilt=5, hike=-2), leg("Right", thigh=-20, knee=105, toes=30, out=20)),
         # ball contact: the thigh has swung through, the knee snaps open, the foot is pointed
         key(t_kick, (0.35, 0.11, s - 0.015), through, trunk(lean=-4, bend=8, twist=4, nod=25),
-            pelvis(turn=8, hike=7), leg("Right", thigh=30, knee=64, toes=24, out=8)),
+            pelvis(turn=8, hike=7), leg("Right", thigh=30, knee=70, toes=18, out=8)),
         # follow-through: the leg goes on up almost straight, the trunk leans back
-        key(1.55, (0.38, 0.10, s - 0.025), through, trunk(lean=-12, bend=6, twist=10, nod=10),
+        key(1.58, (0.38, 0.10, s - 0.025), through, trunk(lean=-12, bend=6, twist=10, nod=10),
             pelvis(turn=14, tilt=-4, hike=4), leg("Right", thigh=72, knee=15, toes=30, out=2)),
         key(1.80, (0.41, 0.08, s - 0.02), step, trunk(lean=-4, bend=3, twist=4, nod=8),
             pelvis(turn=8, tilt=-2), leg("Right", thigh=38, knee=55)),
