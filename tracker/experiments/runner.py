@@ -116,6 +116,17 @@ def _plan(launches: list, ref, model, cfg: ExperimentConfig) -> None:
                 raise ConfigError(f"{cfg.source or cfg.name}: balls.{i}: {exc}") from None
 
 
+def warm_up(cfg: ExperimentConfig) -> None:
+    """Import the simulation modules and retarget the config's clip (cached), ahead of many runs."""
+    import tracker.analysis.metrics  # noqa: F401
+    import tracker.control.gains  # noqa: F401
+    import tracker.sim.simulation  # noqa: F401
+
+    clip = cfg.clip
+    _reference(cfg.model, clip.path, os.path.getmtime(clip.path), clip.joint_map, clip.ik, clip.fps,
+               clip.keep_first_frame)
+
+
 def check_launches(cfg: ExperimentConfig) -> None:
     """Plan the config's ball launches against its clip (cheap; the reference is cached).
 

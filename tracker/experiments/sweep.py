@@ -241,12 +241,6 @@ def _load_cached(path: str) -> Sweep:
     return _SWEEPS[key]
 
 
-def _worker_init() -> None:
-    # One thread per worker process: the runs are small and the processes share the cores.
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
-
-
 @dataclass
 class SweepResult:
     """What :func:`run_sweep` did."""
@@ -302,10 +296,17 @@ def run_sweep(sweep: Sweep, out: str | Path | None = None, workers: int = 1, bac
     if progress:
         from tqdm import tqdm
 
+        tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked while the bar is shown
         bar = tqdm(total=len(sweep.runs), initial=len(skipped), unit="run", desc=sweep.config.name)
     results: dict[str, tuple[str, str]] = {}
     try:
-        jobs = [(str(sweep.path.resolve()), r.key, str((runs_dir / r.key).resolve())) for r in todo]
+        sweep_path = str(sweep.path.resolve())
+        jobs = [(sweep_path, r.key, str((runs_dir / r.key).resolve())) for r in todo]
+        if todo:  # workers forked from here start with the sweep and the retargeted clip in memory
+            _SWEEPS[(sweep_path, os.path.getmtime(sweep_path))] = sweep
+            from tracker.experiments.runner import warm_up
+
+            warm_up(sweep.run_config(todo[0]))
         if backend == "ray":
             gen = _ray_map(jobs, workers)
         elif workers == 1 or len(jobs) <= 1:
@@ -354,9 +355,10 @@ def _pool_map(jobs: list[tuple], workers: int):
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    # Fresh interpreters (spawn): no PyBullet client or thread state inherited from the parent.
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context("spawn"),
-                             initializer=_worker_init) as pool:
+    # Linux: fork, so that workers start at once with the parent's imports, sweep and reference (the
+    # parent holds no PyBullet client and no threads yet). Elsewhere: fresh interpreters (spawn).
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context(method)) as pool:
         futures = [pool.submit(_run_one, *j) for j in jobs]
         try:
             for fut in as_completed(futures):
