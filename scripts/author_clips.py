@@ -37,9 +37,9 @@ from scipy.spatial.transform import Rotation, RotationSpline
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tracker.motion.bvh_write import write_bvh
-from tracker.motion.motion import Motion
-from tracker.motion.skeleton import Skeleton
+from tracker.motion.bvh_write import write_bvh  # noqa: E402
+from tracker.motion.motion import Motion  # noqa: E402
+from tracker.motion.skeleton import Skeleton  # noqa: E402
 
 # --- the skeleton ----------------------------------------------------------------------------------
 # Our conventions: metres, Z up, facing +X, the character's left is +Y. Proportions of a 1.75 m
@@ -672,8 +672,8 @@ def build_motion(spec: ClipSpec, skeleton: Skeleton) -> Motion:
     times = np.array([k.time_s for k in spec.keys])
     if np.any(np.diff(times) <= 0):
         raise ValueError(f"clip {spec.name!r}: key times must increase")
-    for key in spec.keys:
-        unknown = set(key.rotations) - set(skeleton.names)
+    for k in spec.keys:
+        unknown = set(k.rotations) - set(skeleton.names)
         if unknown:
             raise ValueError(f"clip {spec.name!r}: unknown joints {sorted(unknown)}")
     n_frames = round((times[-1] - times[0]) * spec.fps) + 1
