@@ -7,6 +7,7 @@ reference (the character's own links, metres, Z up, facing +X) against what
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import itertools
 import sys
@@ -28,6 +29,7 @@ CLIP_NAMES = ("kick", "forearm_pass", "catch")
 EVENTS = yaml.safe_load((MOTIONS / "events.yaml").read_text())
 
 
+@functools.cache
 def _author_clips_module():
     spec = importlib.util.spec_from_file_location(
         "author_clips", REPO / "scripts" / "author_clips.py"
