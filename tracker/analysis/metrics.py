@@ -78,3 +78,25 @@ def tracking_metrics(rec, kin=None, fall_height: float = 0.5, end_effectors=None
     out["effort_mean_nm"] = float(np.abs(tau).mean()) if tau.size else 0.0
     out["fell"] = bool(np.any(q[:, 2] < fall_height * q_ref[:, 2]))
     return out
+
+
+def link_speeds(kin, q: np.ndarray, dt: float, link: str) -> np.ndarray:
+    """World speed ``(N,)`` m/s of ``link``'s origin along a trajectory ``q`` ``(N, nq)`` (central differences)."""
+    pos, _ = kin.forward(q)
+    return np.linalg.norm(np.gradient(pos[link], dt, axis=0), axis=1)
+
+
+def contact_speed_drop(kin, rec, baseline, link: str, t_contact: float, window: float = 0.1) -> float:
+    """How much slower ``link`` moves than in the ball-free ``baseline`` just after a contact, m/s.
+
+    The largest ``baseline speed - speed`` over ``[t_contact, t_contact + window]``: the
+    kicking foot's loss of speed when it meets the ball (Tan 2011: the leg "slows down
+    suddenly the moment it collides" with a heavy ball).
+    """
+    n = min(rec.n_steps, baseline.n_steps)
+    if n < 3:
+        return 0.0
+    s = link_speeds(kin, rec.q[:n], rec.dt, link)
+    b = link_speeds(kin, baseline.q[:n], rec.dt, link)
+    sel = (rec.t[:n] >= t_contact - 1e-9) & (rec.t[:n] <= t_contact + window + 1e-9)
+    return float(np.max(b[sel] - s[sel])) if sel.any() else 0.0

@@ -120,7 +120,7 @@ class SimConfig:
     duration: float | None = setting(None, "seconds to simulate; null: from clip.start to clip.end (or the clip's end)",
                                      unit="s", gt=0)
     solver_iterations: int = setting(50, "PyBullet constraint-solver iterations per step", ge=1, le=10000)
-    max_speed: float = setting(60.0, "joint or root speed above which the run counts as diverged",
+    max_speed: float = setting(95.0, "joint or root speed above which the run counts as diverged",
                                unit="rad/s or m/s", gt=0)
 
 
