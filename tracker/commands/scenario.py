@@ -1,0 +1,51 @@
+"""``tracker scenario NAME``: run one of the six ball scenarios of Tan 2011 §4.1 by name.
+
+A scenario is the config ``configs/NAME.yaml``; this command is ``tracker run`` on it,
+with switches to compare against the ball-free and the constant-gain runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+SCENARIOS = ("soccer_light", "soccer_heavy", "volleyball_slow", "volleyball_fast", "basketball_slow", "basketball_fast")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "scenario",
+        help="run one of the six ball scenarios (soccer/volleyball/basketball) by name",
+        description="Run a ball scenario (configs/NAME.yaml): " + ", ".join(SCENARIOS) + ". "
+                    "Writes the same result folder as 'tracker run'.",
+    )
+    p.add_argument("name", help="scenario name: " + ", ".join(SCENARIOS))
+    p.add_argument("--no-ball", action="store_true", help="run without the ball (tracking only)")
+    p.add_argument("--no-schedule", action="store_true", help="keep the tracking gain k_t throughout")
+    p.add_argument("--dt", default=None, help="override the time step, e.g. 1/30")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override any config key (repeatable)")
+    p.add_argument("--out", default=None, help="result folder (default: results/<name>-<timestamp>)")
+    p.add_argument("--video", action="store_true", help="also render video.mp4 (needs the 'video' extra)")
+    p.add_argument("--gui", action="store_true", help="show the run in PyBullet's GUI window")
+    p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tracker.commands import run as run_command
+    from tracker.errors import ConfigError
+    from tracker.paths import CONFIG_DIR
+
+    path = CONFIG_DIR / f"{args.name}.yaml"
+    if args.name not in SCENARIOS and not path.exists():
+        raise ConfigError(f"unknown scenario {args.name!r}; valid: {', '.join(SCENARIOS)}")
+    overrides = list(args.overrides)
+    if args.no_ball:
+        overrides.append("balls=[]")
+    if args.no_schedule:
+        overrides.append("schedule.enabled=false")
+    if args.dt:
+        overrides.append(f"sim.dt={args.dt}")
+    ns = argparse.Namespace(config=str(path), overrides=overrides, out=args.out, video=args.video, gui=args.gui,
+                            json=args.json, keys=False)
+    return run_command.run(ns)
