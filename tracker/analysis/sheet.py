@@ -113,3 +113,60 @@ def contact_sheet(
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
+
+
+def impact_sheet(rec, kin: Kinematics, path: str | Path, offsets: tuple[float, ...] = (-0.15, -0.05, 0.0, 0.05, 0.15,
+                 0.3, 0.6), radii: tuple[float, ...] = (), title: str = "") -> Path:
+    """Frames around the first ball contact of a run (side view, seen from the character's right).
+
+    Top row: the reference (blue, left) and the simulated character (orange, right) side by
+    side, the ball drawn as a red circle where it was. Bottom row: the two overlaid, so the
+    deviation the ball caused shows. ``offsets`` are times relative to the first contact (s);
+    ``radii`` the balls' radii (m).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Circle
+
+    t_c = min((e["t"] for e in rec.events), default=rec.t[len(rec.t) // 2])
+    idx = [int(np.argmin(np.abs(rec.t - (t_c + o)))) for o in offsets]
+    sim = _character_segments(kin, rec.q[idx])
+    ref = _character_segments(kin, rec.q_ref[idx])
+    n = len(idx)
+    fig, axes = plt.subplots(2, n, figsize=(2.4 * n, 5.4), squeeze=False)
+    gap = 0.75
+    for col, i in enumerate(idx):
+        centre = rec.q_ref[i, 0:3]
+        for row in range(2):
+            ax = axes[row, col]
+            shift_ref, shift_sim = ((-gap, gap) if row == 0 else (0.0, 0.0))
+            for segs, colour, lw, shift in ((ref[col], SOURCE_COLOUR, 1.6, shift_ref), (sim[col], CHAR_COLOUR, 2.0, shift_sim)):
+                for a, b in segs:
+                    ax.plot([a[0] - centre[0] + shift, b[0] - centre[0] + shift], [a[2], b[2]], color=colour, lw=lw,
+                            solid_capstyle="round", alpha=0.9 if row == 0 else 0.75)
+            if rec.balls is not None and rec.balls.size:
+                for k in range(rec.balls.shape[1]):
+                    p = rec.balls[i, k]
+                    if np.isfinite(p).all():
+                        r = radii[k] if k < len(radii) else 0.11
+                        ax.add_patch(Circle((p[0] - centre[0] + shift_sim, p[2]), r, color="#c0392b", alpha=0.85))
+            ax.axhline(0, color="#888888", lw=0.8)
+            ax.set_xlim(-1.5, 1.9) if row == 0 else ax.set_xlim(-0.9, 1.3)
+            ax.set_ylim(-0.05, 2.0)
+            ax.set_aspect("equal")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if row == 0:
+                dt_rel = rec.t[i] - t_c
+                ax.set_title("contact" if abs(dt_rel) < rec.dt / 2 else f"{dt_rel:+.2f} s", fontsize=9)
+        axes[0, 0].set_ylabel("side by side")
+        axes[1, 0].set_ylabel("overlaid")
+    fig.suptitle(title or "reference (blue) and simulated (orange) around the first contact; ball in red", fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
