@@ -81,9 +81,12 @@ def test_a_sweep_killed_midway_resumes_and_finishes_every_run_exactly_once(tmp_p
         deadline = time.monotonic() + 120
         while len(_metrics_files(out)) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
+        finished_early = proc.poll() is not None
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+    assert not finished_early, f"the sweep ended before it could be killed: {proc.stderr.read().decode()[-2000:]}"
     before = _metrics_files(out)
     assert 2 <= len(before) < 6, "the kill should land midway"
     assert not (out / "summary.csv").exists()
