@@ -72,13 +72,18 @@ def quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps
     }
 
 
-def _lowest_xy(kin, q: np.ndarray, link: str) -> np.ndarray:
-    """Horizontal position ``(F, 2)`` of the lowest sample point of ``link``'s collision shapes."""
+def _lowest_xy(kin, q: np.ndarray, link: str, tie: float = 0.002) -> np.ndarray:
+    """Horizontal position ``(F, 2)`` of the part of ``link`` that touches the ground.
+
+    The mean of the collision sample points within ``tie`` m of the lowest one, so that a
+    flat sole (four corners at the same height) does not jump from corner to corner.
+    """
     pos, rot = kin.forward(q)
     pts = np.vstack([s.sample_points() for s in kin.shapes[link]])  # (P, 3)
     world = np.einsum("fij,pj->fpi", rot[link].as_matrix(), pts) + pos[link][:, None, :]
-    k = np.argmin(world[:, :, 2], axis=1)
-    return world[np.arange(len(q)), k, :2]
+    z = world[:, :, 2]
+    near = z <= z.min(axis=1, keepdims=True) + tie  # (F, P)
+    return (world[:, :, :2] * near[:, :, None]).sum(axis=1) / near.sum(axis=1, keepdims=True)
 
 
 def _distal(link: str) -> str:
