@@ -173,3 +173,13 @@ def test_video_plays_and_shows_both_characters(wave_config, tmp_path, capsys):
     left, right = slice(0, 160), slice(160, 320)
     assert orange[:, left].sum() > 300 and green[:, right].sum() > 300
     assert orange[:, right].sum() < 30 and green[:, left].sum() < 30
+
+
+def test_gui_without_a_display_is_a_one_line_error_not_a_silent_exit(wave_config, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    assert main(["run", str(wave_config), "--gui", "--out", str(tmp_path / "g")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --gui needs a display") and err.count("\n") == 1
+    assert not (tmp_path / "g").exists()

@@ -37,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.config:
         raise ConfigError("tracker run: give a config file (see configs/), or --keys to list the config keys")
     cfg = load_config(args.config, args.overrides)
+    if args.gui:
+        check_display()
 
     from tracker.experiments.runner import default_out_dir, run_experiment
 
@@ -54,6 +56,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(summary_text(result))
     return 3 if result.diverged else 0
+
+
+def check_display() -> None:
+    """PyBullet's GUI ends the whole process (silently) when there is no display; say so first."""
+    import os
+
+    from tracker.errors import TrackerError
+
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        raise TrackerError("--gui needs a display and DISPLAY is not set; run without --gui (the result folder "
+                           "and --video work headless), or under xvfb-run")
 
 
 def _force_progress() -> bool:
