@@ -1,0 +1,48 @@
+"""``tracker replay RESULT_DIR``: play a saved run in the playback window, with a time slider to scrub."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tracker.commands.play import add_window_options, check_window_options, presses_by_frame
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "replay",
+        help="replay a saved run (result folder or recording.npz) in PyBullet's window, with a time slider",
+        description="Play a saved recording without simulating again: the simulated character, the reference "
+                    "ghost and the balls, with the camera following. The 'time' slider scrubs; keys: space "
+                    "pause, left/right one frame, r restart, [ ] speed, g ghost, h help, q quit. Closing the "
+                    "window ends the program.",
+    )
+    p.add_argument("result", help="result folder (from 'tracker run' or 'tracker track --out') or a recording .npz")
+    p.add_argument("--model", default=None, help="character model (default: the one the recording names)")
+    add_window_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tracker.sim.quiet import quiet_stdio
+    from tracker.sim.recording import Recording
+    from tracker.viewer.replay import ReplayPlayer, ReplaySession, ball_looks, find_recording
+
+    check_window_options(args)
+    rec_path, config = find_recording(args.result)
+    rec = Recording.load(rec_path)
+    model = args.model or rec.meta.get("model") or "humanoid"
+    n_balls = 0 if rec.balls is None else int(rec.balls.shape[1])
+    session = ReplaySession(rec)
+    looks = ball_looks(config, n_balls)
+    with quiet_stdio():  # PyBullet's GUI thread prints its OpenGL set-up and shut-down
+        player = ReplayPlayer(session, model, looks, ghost=args.ghost, speed=args.speed,
+                              title=f"tracker replay {Path(args.result).name}  ({model}, {rec.n_steps} steps, "
+                                    f"dt {rec.dt:.4g} s)")
+        try:
+            stats = player.run(args.frames, presses_by_frame(args.press), args.screenshot, args.grab_screen)
+        finally:
+            player.close()
+    if args.frames is not None and args.screenshot and not stats.closed:
+        print(f"wrote {args.screenshot}")
+    return 0

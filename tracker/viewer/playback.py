@@ -1,0 +1,435 @@
+"""``tracker play``: watch a simulation live, launch balls at it and turn its gains while it runs.
+
+:class:`LiveSession` is the simulation side, free of any window: it steps the
+:class:`~tracker.sim.simulation.Simulation`, loops the clip, restarts after a
+divergence, launches balls through the scenario's ``launch_now`` and applies
+gain changes through the :class:`~tracker.control.gains.GainSchedule`'s
+``set`` (so they act from the next step). It is the target of the window's
+:class:`~tracker.viewer.controls.Controls`, and tests use it in a headless
+client.
+
+:class:`LivePlayer` is the loop of the window: read the inputs, step the
+session at the playback speed against the wall clock (several steps per frame
+when needed, never more than :data:`MAX_STEPS_PER_FRAME`), move the reference
+ghost, the camera and the on-screen text. With ``frames`` it runs that many
+frames unpaced, one step each (the headless screenshot path), which also
+measures how fast the window can simulate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import tracker.sim.quiet  # noqa: F401  (imports pybullet silently first)
+
+import pybullet as p  # noqa: E402
+
+from tracker.errors import ConfigError, SimulationError, TrackerError
+from tracker.viewer.controls import GAIN_PARAMS, KEY_WAS_TRIGGERED, Controls, live_controls
+from tracker.viewer.window import BESIDE_OFFSET, Window, is_connected, make_ghost, open_window_world
+
+#: Most physics steps taken in one frame; beyond it the playback falls behind real time.
+MAX_STEPS_PER_FRAME = 8
+#: The ball the launch key throws when the config has none: a size-5 soccer ball at the chest.
+DEFAULT_LAUNCH_SPEED = 5.0
+
+
+def _default_launch():
+    from tracker.scenarios.base import Launch
+
+    return Launch(ball="soccer", target_link="chest", impact_time=0.0, speed=DEFAULT_LAUNCH_SPEED)
+
+
+class LiveSession:
+    """A simulation that loops its clip and takes changes while it runs.
+
+    Args:
+        sim: the simulation; its ``gains_fn`` must come from ``schedule`` (``schedule.bind``)
+            for the gain sliders to act, and its scenario must have ``launch_now`` for balls.
+        schedule: the :class:`~tracker.control.gains.GainSchedule` behind ``sim.gains_fn``, or
+            None (constant gains: no gain sliders).
+        launch: the :class:`~tracker.scenarios.base.Launch` the launch key throws (its
+            ``impact_time`` and ``flight_time`` are ignored); default a soccer ball at the chest.
+        end: clip time at which the run loops to its start, s; default the clip's end.
+
+    Attributes:
+        row: the last step's row (``Simulation.step``), or None right after a (re)start.
+        n_steps: steps taken in all.
+        loops: how many times the run started again (end of clip, restart, divergence).
+        message: the last thing worth telling the user (a divergence).
+    """
+
+    def __init__(self, sim, schedule=None, launch=None, end: float | None = None) -> None:
+        self.sim = sim
+        self.schedule = schedule
+        self.launch = launch if launch is not None else _default_launch()
+        ref_end = sim.reference.duration
+        self.end = ref_end if end is None else min(float(end), ref_end)
+        if not self.end > sim.opt.start:
+            raise ConfigError(f"nothing to play: the run would start at {sim.opt.start:g} s and end at {self.end:g} s")
+        self.row: dict | None = None
+        self.n_steps = 0
+        self.loops = 0
+        self.message = ""
+
+    # -- time -------------------------------------------------------------------------
+    @property
+    def t(self) -> float:
+        """Clip time, s."""
+        return self.sim.t
+
+    @property
+    def dt(self) -> float:
+        return self.sim.opt.dt
+
+    def step(self) -> dict | None:
+        """One physics step; loops at the end of the clip and restarts after a divergence.
+
+        Returns:
+            the step's row, or None if the run started again instead.
+        """
+        if self.sim.t >= self.end - 0.5 * self.dt:
+            self.restart()
+            return None
+        try:
+            row = self.sim.step()
+        except SimulationError as exc:
+            self._diverged(str(exc))
+            return None
+        self.n_steps += 1
+        reason = _diverged(row, self.sim.opt.max_speed)
+        if reason:
+            self._diverged(reason)
+            return None
+        self.row = row
+        return row
+
+    def _diverged(self, reason: str) -> None:
+        t = self.sim.t
+        self.restart()
+        self.message = f"diverged at t = {t:.2f} s ({reason}); started again"
+
+    def restart(self) -> None:
+        """Back to the start of the clip (balls removed, schedule reset)."""
+        self.sim.reset()
+        if self.schedule is not None:
+            self.schedule.reset()
+        self.row = None
+        self.loops += 1
+        self.message = ""
+
+    # -- controls' target ------------------------------------------------------------------
+    def launch_ball(self) -> str:
+        """Throw :attr:`launch`'s ball now; returns what happened, for the screen."""
+        scenario = self.sim.scenario
+        if scenario is None or not hasattr(scenario, "launch_now"):
+            raise TrackerError("this run has no ball scenario to launch a ball from")
+        k = scenario.launch_now(self.launch, self.sim)
+        return f"ball {k + 1} ({self.launch.ball}) launched at the {self.launch.target_link}"
+
+    def toggle_schedule(self) -> str:
+        """Switch the Zordan-Hodgins reaction on or off (off: ``k_t`` throughout)."""
+        if self.schedule is None:
+            raise TrackerError("this run has constant gains (no schedule)")
+        on = not self.schedule.params.enabled
+        self.schedule.set(enabled=on)
+        return f"gain schedule {'on' if on else 'off'}"
+
+    def set_gain(self, name: str, value: float) -> None:
+        """Set one of :data:`~tracker.viewer.controls.GAIN_PARAMS`; it acts from the next step.
+
+        Raises:
+            TrackerError: no schedule, an unknown name, or a value the schedule refuses.
+        """
+        if self.schedule is None:
+            raise TrackerError("this run has constant gains (no schedule to set)")
+        if name not in GAIN_PARAMS:
+            raise TrackerError(f"unknown gain parameter {name!r} (one of: {', '.join(GAIN_PARAMS)})")
+        self.schedule.set(**{name: float(value)})
+
+    def seek(self, t: float) -> None:
+        raise TrackerError("a live run cannot jump in time; restart it instead")
+
+    def gain_params(self) -> dict[str, float]:
+        """The schedule's current ``k_t``, ``k_r``, ``t_e``, ``t_f`` and ``gain_scale`` (empty without one)."""
+        if self.schedule is None:
+            return {}
+        s = self.schedule.params
+        return {"k_t": s.k_t, "k_r": s.k_r, "t_e": s.t_e, "t_f": s.t_f, "gain_scale": self.schedule.gain_scale}
+
+    def k_unit(self) -> str:
+        """Unit of ``k_t`` and ``k_r`` for the slider labels."""
+        scaling = getattr(self.schedule, "scaling", "")
+        return {"mass": "N·m/rad/kg", "uniform": "N·m/rad", "model": "x model gains"}.get(scaling, "")
+
+    # -- display -----------------------------------------------------------------------------
+    def reference_pose(self) -> np.ndarray:
+        """The reference ``q`` at the current time ``(nq,)``."""
+        if self.row is not None:
+            return self.row["q_ref"]
+        return self.sim.reference.sample(self.sim.t)[0]
+
+    def joint_error(self) -> tuple[float, float]:
+        """Mean and max joint error of the last step, rad (0 right after a start)."""
+        if self.row is None:
+            return 0.0, 0.0
+        from tracker.analysis.metrics import joint_errors
+
+        err = joint_errors(self.sim.layout, self.row["q"], self.row["q_ref"])[0]
+        return float(err.mean()), float(err.max())
+
+    def schedule_state(self) -> str:
+        """``tracking``, ``reacting`` or ``recovering`` (``constant gains`` without a schedule)."""
+        if self.schedule is None:
+            return "constant gains"
+        if not self.schedule.params.enabled:
+            return "tracking (schedule off)"
+        return self.schedule.state(self.sim.t)
+
+    def n_balls(self) -> int:
+        return int(getattr(self.sim.scenario, "n_balls", 0) or 0)
+
+    def status_lines(self, controls: Controls) -> list[str]:
+        """The on-screen status: time, speed, joint error, schedule state, balls; gains; last message."""
+        st = controls.state
+        mean, worst = self.joint_error()
+        # One line for what changes every frame: each re-sent line costs the loop a GUI frame.
+        now = (f"t {self.sim.t:5.2f} / {self.end:.2f} s   {st.speed:g}x   joint error {np.degrees(mean):4.1f} deg "
+               f"(max {np.degrees(worst):4.1f})   {self.schedule_state()}   balls {self.n_balls()}"
+               f"{'   PAUSED' if st.paused else ''}")
+        lines = [now]
+        g = self.gain_params()
+        if g:
+            lines.append(f"k_t {g['k_t']:.4g}  k_r {g['k_r']:.4g}  t_e {g['t_e']:.3g} s  t_f {g['t_f']:.3g} s  "
+                         f"scale {g['gain_scale']:.3g}")
+        message = st.message or self.message
+        if message:
+            lines.append(message)
+        return lines
+
+
+def _diverged(row: dict, max_speed: float) -> str:
+    """Why a row counts as diverged (non-finite state, runaway joint or root speed), or ''."""
+    q, v = row["q"], row["v"]
+    if not (np.isfinite(q).all() and np.isfinite(v).all()):
+        return "NaN in the state"
+    if v.size > 6 and np.abs(v[6:]).max() > max_speed:
+        return f"a joint spins at {np.abs(v[6:]).max():.0f} rad/s"
+    if np.linalg.norm(v[0:3]) > max_speed:
+        return "the root runs away"
+    return ""
+
+
+# -- building a session ------------------------------------------------------------------------
+
+
+def live_config(source: str | Path, model: str | None = None, overrides: Sequence[str] = ()):
+    """The experiment config to play: a YAML config, or a clip wrapped in the default config.
+
+    A clip (BVH, reference ``.npz`` or DeepMimic motion) is played as ``tracker run`` would run a
+    config holding only ``clip.path`` and ``model``, with the gain schedule switched on.
+    """
+    from tracker.experiments.config import config_from_data, load_config
+
+    source = Path(source)
+    if not source.exists():
+        raise ConfigError(f"{source}: no such config or clip")
+    sets = [f"model={model}"] if model else []
+    sets += list(overrides)
+    if source.suffix.lower() in (".yaml", ".yml"):
+        return load_config(source, sets)
+    raw = {"model": "humanoid", "clip": {"path": str(source.resolve())}, "schedule": {"enabled": True}}
+    return config_from_data(raw, source.with_suffix(".yaml"), sets, origin="option")
+
+
+def build_session(cfg, world=None, gui: bool = True) -> LiveSession:
+    """A :class:`LiveSession` for an experiment config, in ``world`` (default: a new client).
+
+    The gain schedule always exists, so the sliders act; when the config disables it, it starts
+    switched off (gains stay at ``k_t``, as the config's constant gains) and the ``s`` key turns it on.
+    Without configured balls the scenario is an empty ball scenario, so the launch key works.
+    """
+    from tracker.experiments import runner
+    from tracker.scenarios.ball_scenario import BallScenario
+    from tracker.sim.world import World, WorldSettings
+
+    prep = runner.build(cfg)
+    on = dataclasses.replace(cfg.schedule, enabled=True)
+    schedule = runner.schedule_of(dataclasses.replace(prep, config=cfg.replace(schedule=on)))
+    if not cfg.schedule.enabled:
+        schedule.set(enabled=False)
+    scenario = runner.scenario_of(prep) or BallScenario()
+    if world is None:
+        opt = prep.options
+        world = (open_window_world(opt.dt, opt.solver_iterations) if gui
+                 else World(WorldSettings(dt=opt.dt, solver_iterations=opt.solver_iterations)))
+    try:
+        sim = runner.make_simulation(prep, scenario=scenario, schedule=schedule, world=world)
+    except BaseException:
+        world.close()
+        raise
+    launch = prep.launches[0] if prep.launches else None
+    end = cfg.clip.end
+    if cfg.sim.duration is not None:
+        end = cfg.clip.start + cfg.sim.duration
+    return LiveSession(sim, schedule, launch, end)
+
+
+# -- the window loop ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlayStats:
+    """What a :meth:`LivePlayer.run` did.
+
+    Attributes:
+        frames: loop iterations (window frames).
+        steps: physics steps.
+        wall_s: wall-clock time of the loop, s.
+        step_wall_s: of which in ``Simulation.step``, s.
+        closed: the window was closed (or the user quit) before the frames ran out.
+    """
+
+    frames: int
+    steps: int
+    wall_s: float
+    step_wall_s: float
+    dt: float
+    closed: bool
+
+    @property
+    def realtime_factor(self) -> float:
+        """Simulated seconds per wall second over the whole loop (inputs, drawing and text included)."""
+        return self.steps * self.dt / self.wall_s if self.wall_s > 0 else float("inf")
+
+    @property
+    def step_realtime_factor(self) -> float:
+        """Simulated seconds per wall second spent stepping (control + physics only)."""
+        return self.steps * self.dt / self.step_wall_s if self.step_wall_s > 0 else float("inf")
+
+
+class LivePlayer:
+    """The window loop of ``tracker play``.
+
+    Args:
+        session: the live session.
+        ghost: ``beside``, ``overlay`` or ``off``.
+        speed: playback speed, clip seconds per wall second.
+        title: first line of the on-screen text.
+    """
+
+    def __init__(self, session: LiveSession, ghost: str = "beside", speed: float = 1.0, title: str = "") -> None:
+        self.session = session
+        sim = session.sim
+        self.client = sim.world.client
+        self.controls = live_controls(session, session.gain_params(), speed=speed, ghost=ghost,
+                                      k_unit=session.k_unit())
+        self.window = Window(self.client, self.controls, [title] if title else [])
+        self.ghost = make_ghost(self.client, sim.model)
+        self._pose_ghost()
+
+    def _pose_ghost(self) -> None:
+        q = np.array(self.session.reference_pose(), dtype=float)
+        mode = self.controls.state.ghost
+        if mode == "beside":
+            q[0:3] += BESIDE_OFFSET
+        elif mode == "off":
+            q[2] -= 100.0  # out of sight under the ground; cheaper than re-colouring every link
+        self.ghost.reset_state(q)
+
+    def _focus(self) -> np.ndarray:
+        pos = np.array(p.getBasePositionAndOrientation(self.session.sim.character.body_id,
+                                                       physicsClientId=self.client)[0])
+        if self.controls.state.ghost == "beside":
+            pos = pos + 0.5 * np.asarray(BESIDE_OFFSET)
+        return pos
+
+    def bodies(self) -> dict[str, object]:
+        """Body ids by role, for screenshot boxes: ``character``, ``ghost``, ``ball<k>``."""
+        sim = self.session.sim
+        out: dict[str, object] = {"character": sim.character.body_id, "ghost": self.ghost.body_id}
+        known = {sim.character.body_id, self.ghost.body_id, sim.world.ground, *self.window.own_bodies}
+        ids = [p.getBodyUniqueId(i, physicsClientId=self.client) for i in range(p.getNumBodies(physicsClientId=self.client))]
+        for k, body in enumerate(sorted(set(ids) - known)):  # what the scenario added: its balls
+            out[f"ball{k + 1}"] = body
+        return out
+
+    def run(self, frames: int | None = None, presses: Mapping[int, Sequence[int]] | None = None,
+            screenshot: str | Path | None = None, grab_screen: bool = False) -> PlayStats:
+        """Run until the window closes, the user quits, or ``frames`` frames have run.
+
+        Args:
+            frames: run this many frames unpaced, one physics step each (None: real time, forever).
+            presses: frame -> key codes pressed at that frame (scripted, same path as the keyboard).
+            screenshot: after the last frame, save the window's image here (see :meth:`Window.screenshot`).
+            grab_screen: capture the X screen rather than render the view.
+
+        Returns:
+            counts and timings of the loop. A closed window is a normal end.
+        """
+        presses = presses or {}
+        st = self.controls.state
+        steps = frame = 0
+        step_wall = 0.0
+        closed = False
+        start = last = time.perf_counter()
+        budget = 0.0
+        dt = self.session.dt
+        try:
+            self.window.show_text(self.session.status_lines(self.controls), force=True)
+            while True:
+                if not is_connected(self.client):
+                    closed = True
+                    break
+                keys = {k: KEY_WAS_TRIGGERED for k in presses.get(frame, ())}
+                self.window.poll(keys)
+                if st.quit:
+                    closed = True
+                    break
+                now = time.perf_counter()
+                elapsed, last = now - last, now
+                if frames is not None:
+                    n = st.take_steps() if st.paused else 1
+                elif st.paused:
+                    n, budget = st.take_steps(), 0.0
+                else:
+                    budget += elapsed * st.speed
+                    n = int(budget / dt)
+                    budget -= n * dt
+                    if n > MAX_STEPS_PER_FRAME:  # behind real time: drop the backlog
+                        n, budget = MAX_STEPS_PER_FRAME, 0.0
+                t_before = self.session.t
+                for _ in range(max(n, 0)):
+                    t0 = time.perf_counter()
+                    self.session.step()
+                    step_wall += time.perf_counter() - t0
+                    self._pose_ghost()
+                    steps += 1
+                if n <= 0:
+                    self._pose_ghost()  # a ghost mode change while paused
+                moved = self.session.t - t_before
+                self.window.follow(self._focus(), moved if moved >= 0 else -1.0)
+                self.window.show_text(self.session.status_lines(self.controls))
+                frame += 1
+                if frames is not None and frame >= frames:
+                    break
+                if frames is None:
+                    wait = (dt - budget) / max(st.speed, 1e-6) if not st.paused else 0.02
+                    time.sleep(min(max(wait, 0.001), 0.02))
+            wall = time.perf_counter() - start
+            if screenshot is not None and not closed:
+                self.window.show_text(self.session.status_lines(self.controls), force=True)
+                if grab_screen:
+                    time.sleep(0.3)  # let the GUI thread draw the last text
+                self.window.screenshot(screenshot, self.bodies(), grab_screen=grab_screen)
+        except p.error:
+            if is_connected(self.client):
+                raise
+            closed, wall = True, time.perf_counter() - start
+        return PlayStats(frame, steps, wall, step_wall, dt, closed)
