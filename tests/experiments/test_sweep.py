@@ -49,6 +49,8 @@ def test_runs_are_the_grid_crossed_with_the_zipped_lists_with_stable_folder_name
     ("grid:\n  sim.dt: [1/60]\nplots:\n  - {kind: heatmap, x: sim.dt, metric: diverged}\n",
      "sw.yaml: plots.0.y: required for a heatmap plot"),
     ("grids:\n  sim.dt: [1/60]\n", "sw.yaml: grids: unknown key; did you mean 'grid'?"),
+    ("grid:\n  sim.dt: [1/60]\nplots:\n  - {x: sim.dt, metric: diverged, where: {controller.name: pd}}\n",
+     "sw.yaml: plots.0.where.controller.name: 'controller.name' is not a swept key (valid: sim.dt)"),
 ])
 def test_a_broken_sweep_is_a_one_line_error(tmp_path, wave_config, body, message):
     with pytest.raises(ConfigError) as err:

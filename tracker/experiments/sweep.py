@@ -67,6 +67,7 @@ class PlotSpec:
     hue: str | None = setting(None, "swept key: one line per value (line, largest_stable)")
     metric: str | None = setting(None, "metric to show (dotted for nested ones, e.g. impact.peak_deviation_rad)")
     gain: str | None = setting(None, "swept gain key (largest_stable)")
+    where: dict[str, Any] = setting({}, "only the runs whose swept keys have these values, e.g. {controller.name: spd}")
     log_x: bool = setting(False, "logarithmic x axis")
     log_y: bool = setting(False, "logarithmic y axis (line, largest_stable)")
 
@@ -173,6 +174,9 @@ def _check_plot(spec: PlotSpec, keys: tuple[str, ...], ctx: Context, where: str)
         v = getattr(spec, attr)
         if v is not None and v not in keys:
             raise ctx.error(f"{where}.{attr}", f"{v!r} is not a swept key", keys)
+    for k in spec.where:
+        if k not in keys:
+            raise ctx.error(f"{where}.where.{k}", f"{k!r} is not a swept key", keys)
 
 
 def _runs(cfg: SweepConfig, ctx: Context) -> list[Run]:
@@ -494,6 +498,15 @@ def largest_stable(rows: list[dict], x: str, gain: str, hue: str | None) -> dict
     return {h: sorted(v) for h, v in out.items()}
 
 
+def _axis_values(rows: list[dict], key: str) -> list[tuple[float, str]]:
+    """Distinct values of a swept key, numerically sorted, with their labels as written (``1/60``)."""
+    seen: dict[float, str] = {}
+    for r in rows:
+        v = r[key]
+        seen.setdefault(_num(v), f"{v:.4g}" if isinstance(v, float) else str(v))
+    return sorted(seen.items())
+
+
 def write_summary_plots(sweep: Sweep, folder: Path) -> list[Path]:
     """The sweep's summary plots as PNG files; returns their paths."""
     if not sweep.config.plots:
@@ -516,7 +529,9 @@ def write_summary_plots(sweep: Sweep, folder: Path) -> list[Path]:
             row.setdefault("diverged", metrics.get("diverged"))
             row.setdefault("status", metrics.get("status"))
     paths = []
+    all_rows = rows
     for i, spec in enumerate(sweep.config.plots):
+        rows = [r for r in all_rows if all(r.get(k) == v for k, v in spec.where.items())]
         fig = Figure(figsize=(6.4, 4.2))
         ax = fig.add_subplot(1, 1, 1)
         name = f"summary_{i}_{spec.kind}_{re.sub(r'[^A-Za-z0-9]+', '_', spec.metric or spec.gain or '')}.png"
@@ -537,20 +552,24 @@ def write_summary_plots(sweep: Sweep, folder: Path) -> list[Path]:
             ax.set_ylabel(spec.metric)
             ax.set_title(f"{sweep.config.name}: {spec.metric}", fontsize=9)
         else:
-            xs = sorted({_num(r[spec.x]) for r in rows})
-            ys = sorted({_num(r[spec.y]) for r in rows})
             import numpy as np
 
+            xs = _axis_values(rows, spec.x)
+            ys = _axis_values(rows, spec.y)
             grid = np.full((len(ys), len(xs)), np.nan)
             for r in rows:
                 if r["finished"]:
-                    grid[ys.index(_num(r[spec.y])), xs.index(_num(r[spec.x]))] = _num(r.get(spec.metric))
+                    grid[[y for y, _ in ys].index(_num(r[spec.y])),
+                         [x for x, _ in xs].index(_num(r[spec.x]))] = _num(r.get(spec.metric))
             im = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
-            ax.set_xticks(range(len(xs)), [f"{v:.4g}" for v in xs])
-            ax.set_yticks(range(len(ys)), [f"{v:.4g}" for v in ys])
+            ax.set_xticks(range(len(xs)), [label for _, label in xs], rotation=45 if len(xs) > 5 else 0)
+            ax.set_yticks(range(len(ys)), [label for _, label in ys])
             fig.colorbar(im, ax=ax, label=spec.metric)
             ax.set_ylabel(spec.y)
             ax.set_title(f"{sweep.config.name}: {spec.metric}", fontsize=9)
+        if spec.where:
+            ax.set_title(ax.get_title() + " (" + ", ".join(f"{k} = {v}" for k, v in spec.where.items()) + ")",
+                         fontsize=9)
         ax.set_xlabel(spec.x)
         if spec.kind != "heatmap":
             if spec.log_x:
