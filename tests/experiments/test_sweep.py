@@ -132,3 +132,12 @@ def test_ray_backend_gives_the_same_summary_as_local(tmp_path, wave_config):
     assert (tmp_path / "ray" / "summary.csv").read_text() == local
     assert local.count("\n") == 5 and "diverged" in local
     assert (tmp_path / "ray" / "summary_0_line_impact_peak_deviation_rad.png").is_file()
+
+
+def test_the_ray_backend_without_ray_installed_is_a_one_line_error(tmp_path, wave_config, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    path = sweep_file(tmp_path, wave_config, "grid:\n  controller.gains.scale: [1, 2]\n")
+    assert main(["sweep", str(path), "--backend", "ray", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: --backend ray needs the optional 'ray' extra; install it with: pip install -e '.[ray]'\n"
+    assert not (tmp_path / "o").exists()

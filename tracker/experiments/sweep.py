@@ -278,6 +278,8 @@ def run_sweep(sweep: Sweep, out: str | Path | None = None, workers: int = 1, bac
         raise ConfigError(f"backend {backend!r} is not one of: local, ray")
     if workers < 1:
         raise ConfigError(f"--workers must be >= 1, got {workers}")
+    if backend == "ray":
+        _require_ray()
     log = log or (lambda _text: None)
     t0 = time.perf_counter()
     folder = Path(out) if out is not None else Path("results") / "sweeps" / sweep.config.name
@@ -373,12 +375,17 @@ def _pool_map(jobs: list[tuple], workers: int):
             raise
 
 
-def _ray_map(jobs: list[tuple], workers: int):
+def _require_ray():
     try:
         import ray
     except ImportError:
         raise TrackerError("--backend ray needs the optional 'ray' extra; install it with: pip install -e '.[ray]'") \
             from None
+    return ray
+
+
+def _ray_map(jobs: list[tuple], workers: int):
+    ray = _require_ray()
     started = False
     if not ray.is_initialized():
         import tracker
