@@ -30,14 +30,15 @@ class Camera:
 
     Attributes:
         distance: from the look-at point, m.
-        yaw: degrees about +Z; 0 looks from +X (the character's front) back at it.
+        yaw: degrees about +Z; 0 looks from +X (the character's front) back at it, 35 from its front left
+            (balls arriving from the front are seen in flight, not head-on).
         pitch: degrees; negative looks down.
         fov: vertical field of view, degrees.
         height: look-at height above the ground, m.
     """
 
     distance: float = 3.6
-    yaw: float = 0.0
+    yaw: float = 35.0
     pitch: float = -12.0
     fov: float = 45.0
     height: float = 0.9
