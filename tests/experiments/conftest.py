@@ -19,7 +19,7 @@ def cli(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess
     """``python -m tracker ARGS`` in a fresh interpreter; returns the completed process."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     env.pop("TRACKER_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "tracker", *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tracker", *args], cwd=cwd, env=env, capture_output=True, check=False,
                           text=True, timeout=timeout)
 
 

@@ -50,7 +50,7 @@ def test_impact_response_compares_with_the_baseline_per_joint():
     assert m["peak_deviation_by_joint"] == pytest.approx({"a": 0.0, "b": 0.2}, abs=1e-12)
     assert m["peak_time_s"] == pytest.approx(0.51)
     assert m["recovered"] and m["time_to_recover_s"] == pytest.approx(0.61 - 0.505, abs=1e-9)
-    t, dev, per_joint = deviation(recording(hit), recording(base))
+    _, dev, per_joint = deviation(recording(hit), recording(base))
     assert dev.shape == (n,) and per_joint.shape == (n, 2)
 
 

@@ -107,8 +107,7 @@ def plot_gains(rec, path: str | Path) -> Path:
     note = "scheduled joints labelled" if changing else "constant gains"
     ax.set_title(f"Joint stiffness ({note}) — {_title(rec)}", fontsize=9)
     ax.grid(alpha=0.3, which="both")
-    handles, labels = ax.get_legend_handles_labels()
-    if labels:
+    if ax.get_legend_handles_labels()[1]:
         ax.legend(fontsize=7, ncol=3, loc="lower right")
     fig.tight_layout()
     return save_figure(fig, path)

@@ -20,7 +20,7 @@ INSTALL_HINT = "pip install -e '.[video]'"
 def require_video_extra() -> None:
     """Raise a one-line :class:`TrackerError` if imageio or imageio-ffmpeg is missing."""
     try:
-        import imageio  # noqa: F401
+        import imageio  # noqa: F401  (only whether it imports)
         import imageio_ffmpeg
 
         imageio_ffmpeg.get_ffmpeg_exe()

@@ -23,10 +23,11 @@ import dataclasses
 import datetime as _dt
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tracker.errors import ConfigError, TrackerError
 from tracker.experiments.config import ExperimentConfig, dump_config
@@ -118,10 +119,10 @@ def _plan(launches: list, ref, model, cfg: ExperimentConfig) -> None:
 
 def warm_up(cfg: ExperimentConfig) -> None:
     """Import the simulation modules and retarget the config's clip (cached), ahead of many runs."""
-    import tracker.analysis.metrics  # noqa: F401
-    import tracker.control.gains  # noqa: F401
-    import tracker.sim.simulation  # noqa: F401
+    import importlib
 
+    for module in ("tracker.analysis.metrics", "tracker.control.gains", "tracker.sim.simulation"):
+        importlib.import_module(module)
     clip = cfg.clip
     _reference(cfg.model, clip.path, os.path.getmtime(clip.path), clip.joint_map, clip.ik, clip.fps,
                clip.keep_first_frame)
@@ -405,7 +406,10 @@ def _timed_sim(prep: Prepared, balls: bool, gui: bool, progress: bool, desc: str
 
         dur = cfg.duration if cfg.duration is not None else prep.reference.duration - cfg.clip.start
         bar = tqdm(total=max(int(round(dur / cfg.sim.dt)), 0), unit="step", desc=desc, leave=False)
-        on_step = lambda _row: bar.update(1)  # noqa: E731
+
+        def on_step(_row: dict) -> None:
+            bar.update(1)
+
     t0 = time.perf_counter()
     try:
         result = simulate(prep, balls=balls, gui=gui, on_step=on_step)

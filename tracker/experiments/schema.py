@@ -103,7 +103,7 @@ class Context:
         if valid is not None:
             text += f" (valid: {', '.join(str(v) for v in valid)})"
         for k, origin in self.overridden.items():
-            if key and (key == k or key.startswith(k + ".") or key.startswith(k + "[") or k.startswith(key + ".")):
+            if key and (key == k or key.startswith((k + ".", k + "[")) or k.startswith(key + ".")):
                 text += f" [from {origin}]"
                 break
         return ConfigError(" ".join(text.split("\n")))

@@ -353,7 +353,10 @@ def _same_config(folder: Path, cfg) -> bool:
     path = folder / "config.yaml"
     if not path.is_file():
         return True  # nothing to compare with; trust metrics.json
-    strip = lambda text: "".join(l + "\n" for l in text.splitlines() if not l.startswith("#"))  # noqa: E731
+
+    def strip(text: str) -> str:  # the header comments hold provenance, not settings
+        return "".join(line + "\n" for line in text.splitlines() if not line.startswith("#"))
+
     return strip(path.read_text()) == strip(dump_config(cfg))
 
 

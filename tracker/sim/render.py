@@ -111,7 +111,7 @@ class ReplayRenderer:
             p.disconnect(self.client)
         self.client = None
 
-    def __enter__(self) -> "ReplayRenderer":
+    def __enter__(self) -> ReplayRenderer:
         return self
 
     def __exit__(self, *exc) -> None:
