@@ -36,14 +36,15 @@ from tracker.viewer.window import BESIDE_OFFSET, Window, is_connected, make_ghos
 
 #: Most physics steps taken in one frame; beyond it the playback falls behind real time.
 MAX_STEPS_PER_FRAME = 8
-#: The ball the launch key throws when the config has none: a size-5 soccer ball at the chest.
+#: The ball the launch key throws when the config has none: a basketball (orange, easy to see
+#: against the ground) at the chest, at this speed, m/s.
 DEFAULT_LAUNCH_SPEED = 5.0
 
 
 def _default_launch():
     from tracker.scenarios.base import Launch
 
-    return Launch(ball="soccer", target_link="chest", impact_time=0.0, speed=DEFAULT_LAUNCH_SPEED)
+    return Launch(ball="basketball", target_link="chest", impact_time=0.0, speed=DEFAULT_LAUNCH_SPEED)
 
 
 class LiveSession:
@@ -55,7 +56,7 @@ class LiveSession:
         schedule: the :class:`~tracker.control.gains.GainSchedule` behind ``sim.gains_fn``, or
             None (constant gains: no gain sliders).
         launch: the :class:`~tracker.scenarios.base.Launch` the launch key throws (its
-            ``impact_time`` and ``flight_time`` are ignored); default a soccer ball at the chest.
+            ``impact_time`` and ``flight_time`` are ignored); default a basketball at the chest.
         end: clip time at which the run loops to its start, s; default the clip's end.
 
     Attributes:

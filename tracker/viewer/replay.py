@@ -182,7 +182,8 @@ class ReplayPlayer:
             with quiet_stdio():
                 self.character = Character.load(c, self.model)
             self.ghost = make_ghost(c, self.model)
-            self.balls = [sphere_marker(c, r, rgba) for r, rgba in balls]
+            self.ball_looks = list(balls)
+            self.balls = [sphere_marker(c, r, rgba) for r, rgba in self.ball_looks]
             self.controls = replay_controls(session, float(rec.t[-1]), speed=speed, ghost=ghost)
             self.window = Window(c, self.controls, [title] if title else [])
         except BaseException:
@@ -220,11 +221,14 @@ class ReplayPlayer:
         return pos
 
     def bodies(self) -> dict[str, object]:
+        """Body ids by role for screenshot boxes; a ball (visual only, no AABB) as its bounding cube."""
         out: dict[str, object] = {"character": self.character.body_id, "ghost": self.ghost.body_id}
         s = self.session
-        for k, body in enumerate(self.balls):
-            if s.rec.balls is not None and np.isfinite(s.rec.balls[s.i, k]).all():
-                out[f"ball{k + 1}"] = body
+        cube = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], dtype=float)
+        for k, (radius, _) in enumerate(self.ball_looks):
+            centre = s.rec.balls[s.i, k] if s.rec.balls is not None else np.full(3, np.nan)
+            if np.isfinite(centre).all():
+                out[f"ball{k + 1}"] = centre + radius * cube
         return out
 
     def run(self, frames: int | None = None, presses: Mapping[int, Sequence[int]] | None = None,

@@ -299,7 +299,7 @@ class Window:
         self._help_shown = None
 
     # -- screenshots -------------------------------------------------------------------------
-    def screenshot(self, path: str | Path, bodies: Mapping[str, int | Iterable[int]] = (),
+    def screenshot(self, path: str | Path, bodies: Mapping[str, int | Iterable[int] | np.ndarray] = (),
                    grab_screen: bool = False) -> dict:
         """Save the window's 3D view (or the whole X screen) as PNG, and a JSON description beside it.
 
@@ -310,7 +310,8 @@ class Window:
 
         Args:
             path: the PNG to write.
-            bodies: name -> body id(s) whose pixel bounding boxes go into the JSON.
+            bodies: name -> body id(s) whose pixel bounding boxes go into the JSON (their links'
+                AABBs), or an array of world points ``(N, 3)`` to box (bodies without collision shapes).
             grab_screen: capture the X screen instead of rendering the view.
 
         Returns:
@@ -353,6 +354,8 @@ class Window:
         raise TrackerError("cannot render the window's view (neither OpenGL nor TinyRenderer gave an image)")
 
     def _box(self, ids, view, proj, size) -> list[int] | None:
+        if isinstance(ids, np.ndarray):  # world points to enclose
+            return self._points_box(ids.reshape(-1, 3), view, proj, size)
         ids = [ids] if isinstance(ids, (int, np.integer)) else list(ids)
         corners = []
         for body in ids:
@@ -365,7 +368,11 @@ class Window:
                             for i in (0, 1) for j in (0, 1) for k in (0, 1)]
         if not corners:
             return None
-        px = project(np.array(corners), view, proj, size)
+        return self._points_box(np.array(corners), view, proj, size)
+
+    @staticmethod
+    def _points_box(points: np.ndarray, view, proj, size) -> list[int] | None:
+        px = project(points, view, proj, size)
         if np.isnan(px).any():
             return None
         x0, y0 = np.clip(px.min(axis=0), 0, [size[0], size[1]])
