@@ -108,7 +108,7 @@ def test_a_disabled_schedule_gives_the_configs_constant_gains(session):
 
 def test_the_clip_loops_and_restart_removes_the_balls(session):
     c = controls_of(session)
-    steps = int(round(session.end / session.dt))
+    steps = round(session.end / session.dt)
     for _ in range(steps):
         assert session.step() is not None
     assert session.t == pytest.approx(session.end, abs=1e-9)
