@@ -130,6 +130,8 @@ def test_metrics_json_is_written_last_so_a_crash_leaves_no_finished_run(wave_con
 
     monkeypatch.setattr(report, "write_report", broken)
     cfg = load_config(wave_config, ["outputs.plots=true"])
+    (tmp_path / "crash").mkdir()
+    (tmp_path / "crash" / "metrics.json").write_text("{}\n")  # an earlier run in the same folder
     with pytest.raises(RuntimeError, match="disk full"):
         runner.run_experiment(cfg, tmp_path / "crash")
     files = sorted(p.name for p in (tmp_path / "crash").iterdir())

@@ -334,6 +334,8 @@ def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise TrackerError(f"cannot create the result folder {folder} ({exc.strerror or exc})") from None
+    # A folder that held an earlier run is not "finished" while this one runs.
+    (folder / "metrics.json").unlink(missing_ok=True)
     write_text_atomic(folder / "config.yaml", dump_config(cfg, header))
 
     rec, ball_outcome = _timed_sim(prep, True, gui, progress, "run" if not prep.launches else "with balls", timing,
