@@ -215,6 +215,12 @@ TOE_PIVOT_M = (0.19, 0.0, -0.07)
 KNEE_SOFT_DEG = 8.0  # knee bend when standing relaxed, so no leg is ever fully stretched
 PALM_ALONG_M = 0.08  # palm centre along the hand bone from the wrist
 PALM_DEPTH_M = 0.015  # palm surface to the hand's mid-plane
+# The catch (see hold_ball): the hands' pocket opens toward a ball coming from the front this far
+# above level, the palms face this far up (under the ball), and while holding the ball each palm
+# is this far inside it, so that a tracking servo presses the palms onto the ball.
+CATCH_ELEVATION_DEG = 25.0
+CATCH_CUP_DEG = 15.0
+GRIP_SQUEEZE_M = 0.015
 ARMS_DOWN: Pose = {
     "LeftArm": (-80.0, 0.0, 0.0),
     "LeftForeArm": (0.0, 0.0, -10.0),
@@ -391,29 +397,52 @@ def reach(
     return out
 
 
-def palm_centre(rotations: Pose, root_m: Sequence[float], side: str) -> np.ndarray:
-    """World position ``(3,)`` m of the middle of the ``side`` palm."""
-    sign = 1.0 if side == "Left" else -1.0
-    pos, rot = fk_pose(rotations, root_m)
-    return pos[f"{side}Hand"] + rot[f"{side}Hand"].apply([0.0, sign * PALM_ALONG_M, 0.0])
-
-
 def hold_ball(
     rotations: Pose,
     root_m: Sequence[float],
     centre: Sequence[float],
     radius: float,
-    pole_out: float = 0.3,
+    open_deg: float = 0.0,
+    elevation_deg: float = 0.0,
+    cup_deg: float = 0.0,
+    along: float = PALM_ALONG_M,
 ) -> Pose:
-    """``rotations`` with the palms on the sides (±Y) of a ball at ``centre``, elbows down, out."""
+    """``rotations`` with the palms on a ball of ``radius`` at ``centre`` (world, m).
+
+    Each palm faces the ball's centre from its side (±Y), tilted ``cup_deg`` up (under the
+    ball) and turned ``open_deg`` toward the opening direction (forward, ``elevation_deg``
+    up): the hands make a pocket that opens toward an incoming ball (wrists extended), the
+    fingers along the opening. A ``radius`` smaller than the ball's puts the palms inside it:
+    a servo tracking the pose presses them onto the ball.
+
+    The elbow goes where the plane of the arm makes the palm face that way without twisting
+    the hand about its bone (a hand's roll follows its arm's plane when the clip is
+    retargeted), down and to the side for palms that face in and up.
+    """
     out = dict(rotations)
     centre = np.asarray(centre, float)
+    e, th, cup = np.radians(elevation_deg), np.radians(open_deg), np.radians(cup_deg)
+    opening = np.array([np.cos(e), 0.0, np.sin(e)])
     for side, sign in (("Left", 1.0), ("Right", -1.0)):
-        target = centre + [0.0, sign * (radius + PALM_DEPTH_M), 0.0]
-        wrist = target - [PALM_ALONG_M, 0.0, 0.0]
-        for _ in range(6):  # the palm sits ahead of the wrist along a forearm that moves with it
-            out = reach(out, root_m, side, wrist, (0.0, sign * pole_out, -1.0))
-            wrist = wrist + (target - palm_centre(out, root_m, side))
+        inward = np.array([0.0, -sign * np.cos(cup), np.sin(cup)])
+        face = np.cos(th) * inward + np.sin(th) * opening  # palm -> centre
+        face /= np.linalg.norm(face)
+        fingers = opening - np.dot(opening, face) * face
+        fingers /= np.linalg.norm(fingers)
+        # the hand bone runs along ±Y (the side's sign) and the palm faces -Z in the T-pose
+        hand = Rotation.from_matrix(
+            np.column_stack([np.cross(sign * fingers, -face), sign * fingers, -face])
+        )
+        wrist = centre - radius * face - hand.apply([0.0, sign * along, -PALM_DEPTH_M])
+        # the arm's palm-facing axis: in the plane of `face` and `fingers`, normal to the
+        # shoulder-wrist line; the elbow bends about it (see reach)
+        reach_dir = wrist - fk_pose(out, root_m)[0][f"{side}Arm"]
+        chi = np.arctan2(-np.dot(face, reach_dir), np.dot(fingers, reach_dir))
+        axis = np.cos(chi) * face + np.sin(chi) * fingers
+        pole = sign * np.cross(reach_dir, axis)
+        out = reach(out, root_m, side, wrist, pole)
+        forearm = fk_pose(out, root_m)[1][f"{side}ForeArm"]
+        out[f"{side}Hand"] = _euler(forearm.inv() * hand)
     return out
 
 
@@ -616,9 +645,10 @@ def forearm_pass() -> ClipSpec:
 
 @clip("catch")
 def catch() -> ClipSpec:
-    """A two-handed chest catch: the arms reach forward with the hands a ball's width apart at
-    chest height, meet the ball, then the elbows bend to draw it in to the chest while the trunk
-    gives a little backward; the player ends standing, holding the ball at the chest."""
+    """A two-handed chest catch: the arms reach forward with the hands open in a pocket at chest
+    height, the palms close on the ball as it arrives and give backward with it, then the elbows
+    bend to draw it in to the chest while the trunk gives a little backward; the player ends
+    standing, holding the ball pressed to the chest."""
     t_catch = 1.30
     radius = 0.12  # basketball size 7
     half = 0.13
@@ -627,30 +657,41 @@ def catch() -> ClipSpec:
             for side, sign, dx in (("Left", 1.0, 0.04), ("Right", -1.0, -0.04))}  # fmt: skip
 
     def ball(
-        t: float, root: Root, body: Pose, ahead: float, up: float, r: float = radius
+        t: float, root: Root, body: Pose, ahead: float, up: float, grip: float, open_deg: float,
+        along: float = PALM_ALONG_M,
     ) -> KeyPose:
-        """Palms on a ball of radius ``r``, ``ahead`` of and ``up`` from the chest joint (m)."""
-        return KeyPose(t, hold_ball(body, root, chest(body, root) + [ahead, 0.0, up], r), root)
+        """Palms ``grip`` m from the centre of a ball ``ahead`` of and ``up`` from the chest
+        joint (m), turned ``open_deg`` toward the thrower (:func:`hold_ball`)."""
+        centre = chest(body, root) + [ahead, 0.0, up]
+        arms = hold_ball(body, root, centre, grip, open_deg, CATCH_ELEVATION_DEG, CATCH_CUP_DEG, along)
+        return KeyPose(t, arms, root)
 
+    held = radius - GRIP_SQUEEZE_M
     r1 = (0.0, 0.0, s - 0.005)
     keys = [
         KeyPose(0.00, ARMS_DOWN, (0.0, 0.0, s)),
         KeyPose(0.45, both_arms(trunk(lean=2), r1, (0.22, 0.22, 1.02), (0.0, 0.5, -1.0)), r1),
-        # reaching for the ball, hands a little wider than it, knees soft
-        ball(0.95, (0.01, 0.0, s - 0.015), trunk(lean=6, nod=-4), 0.52, 0.05, radius + 0.04),
-        # the catch: palms on the ball 0.5 m ahead of the chest joint (0.4 m ahead of the chest)
-        ball(t_catch, (0.01, 0.0, s - 0.015), trunk(lean=5, nod=-2), 0.50, 0.05),
-        ball(1.50, (-0.01, 0.0, s - 0.03), trunk(lean=-1, nod=4), 0.36, 0.02),
-        # drawn in: the ball against the chest, the trunk given back, the knees a little more bent
-        ball(1.70, (-0.02, 0.0, s - 0.035), trunk(lean=-6, nod=8), 0.25, -0.01),
-        ball(2.25, (-0.01, 0.0, s - 0.01), trunk(lean=-1, nod=4), 0.24, 0.0),
-        ball(3.00, (0.0, 0.0, s), trunk(nod=3), 0.24, 0.0),
+        # reaching: the hands wait in front, open wider than the ball, wrists back so the palms
+        # make a pocket facing the thrower; knees soft
+        ball(0.95, (0.01, 0.0, s - 0.015), trunk(lean=6, nod=-4), 0.54, 0.08, radius + 0.04, 20.0),
+        ball(1.15, (0.01, 0.0, s - 0.015), trunk(lean=6, nod=-3), 0.54, 0.08, radius + 0.015, 20.0),
+        # the catch: the palms close onto the ball 0.5 m ahead of the chest joint, already
+        # giving backward with it
+        ball(t_catch, (0.01, 0.0, s - 0.015), trunk(lean=5, nod=-2), 0.50, 0.08, held, 20.0),
+        # drawn in: the wrists turn the palms from behind the ball's middle (a pocket facing the
+        # thrower) to in front of it (the hands wrap it against the chest)
+        ball(1.45, (-0.01, 0.0, s - 0.03), trunk(lean=-1, nod=4), 0.37, 0.08, held, 5.0),
+        ball(1.60, (-0.02, 0.0, s - 0.035), trunk(lean=-5, nod=7), 0.27, 0.08, held, -10.0),
+        # against the chest, the trunk given back, the knees a little more bent; then hold it
+        ball(1.75, (-0.02, 0.0, s - 0.035), trunk(lean=-6, nod=8), 0.235, 0.08, held, -10.0),
+        ball(2.25, (-0.01, 0.0, s - 0.01), trunk(lean=-1, nod=4), 0.235, 0.08, held, -10.0),
+        ball(3.00, (0.0, 0.0, s), trunk(nod=3), 0.235, 0.08, held, -10.0),
     ]  # fmt: skip
     event = ClipEvent(
         "catch",
         t_catch,
         ("left_hand", "right_hand"),
-        "palms on the ball's sides at chest height, 0.4 m before the chest; drawn in by +0.4 s",
+        "palms close on the ball's sides at chest height, 0.4 m before the chest; at it by +0.5 s",
     )
     return ClipSpec(
         "catch", catch.__doc__ or "", 60.0, tuple(keys), feet, event, STANDING, ease_ends=True
