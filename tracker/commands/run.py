@@ -92,6 +92,15 @@ def summary_text(result) -> str:
         lines.append(f"  impact       {imp.get('impacts', 0)} contact events; peak deviation "
                      f"{'n/a' if peak is None else f'{peak:.4f} rad'}; "
                      f"{'recovered after ' + f'{rt:.2f} s' if rt is not None else 'not recovered'}")
+    for k, ball in enumerate((imp or {}).get("balls", [])):
+        planned = cfg.balls[k].impact_time if k < len(cfg.balls) else None
+        first = ball.get("first_contact_time")
+        where = (f"first contact {ball.get('first_contact_link')} at {first:.3f} s"
+                 + (f" (planned {planned:.3f} s)" if planned is not None else "")) if first is not None else "no contact"
+        fate = "caught" if ball.get("caught") else ("on the ground at the end" if ball.get("dropped") else "in the air at the end")
+        exit_speed = ball.get("exit_speed")
+        lines.append(f"  ball {k}       {cfg.balls[k].preset if k < len(cfg.balls) else ''}: {where}; "
+                     + (f"exit {exit_speed:.2f} m/s; " if exit_speed is not None else "") + fate)
     if result.recording.diverged:
         lines.append(f"  DIVERGED: {rec.message} (the result folder holds what ran before)")
     if result.baseline is not None and result.baseline.diverged:
