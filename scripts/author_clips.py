@@ -405,7 +405,6 @@ def hold_ball(
     open_deg: float = 0.0,
     elevation_deg: float = 0.0,
     cup_deg: float = 0.0,
-    along: float = PALM_ALONG_M,
 ) -> Pose:
     """``rotations`` with the palms on a ball of ``radius`` at ``centre`` (world, m).
 
@@ -417,7 +416,7 @@ def hold_ball(
 
     The elbow goes where the plane of the arm makes the palm face that way without twisting
     the hand about its bone (a hand's roll follows its arm's plane when the clip is
-    retargeted), down and to the side for palms that face in and up.
+    retargeted): down, and in toward the body the more the palms face up.
     """
     out = dict(rotations)
     centre = np.asarray(centre, float)
@@ -433,7 +432,7 @@ def hold_ball(
         hand = Rotation.from_matrix(
             np.column_stack([np.cross(sign * fingers, -face), sign * fingers, -face])
         )
-        wrist = centre - radius * face - hand.apply([0.0, sign * along, -PALM_DEPTH_M])
+        wrist = centre - radius * face - hand.apply([0.0, sign * PALM_ALONG_M, -PALM_DEPTH_M])
         # the arm's palm-facing axis: in the plane of `face` and `fingers`, normal to the
         # shoulder-wrist line; the elbow bends about it (see reach)
         reach_dir = wrist - fk_pose(out, root_m)[0][f"{side}Arm"]
@@ -657,13 +656,12 @@ def catch() -> ClipSpec:
             for side, sign, dx in (("Left", 1.0, 0.04), ("Right", -1.0, -0.04))}  # fmt: skip
 
     def ball(
-        t: float, root: Root, body: Pose, ahead: float, up: float, grip: float, open_deg: float,
-        along: float = PALM_ALONG_M,
+        t: float, root: Root, body: Pose, ahead: float, up: float, grip: float, open_deg: float
     ) -> KeyPose:
         """Palms ``grip`` m from the centre of a ball ``ahead`` of and ``up`` from the chest
         joint (m), turned ``open_deg`` toward the thrower (:func:`hold_ball`)."""
         centre = chest(body, root) + [ahead, 0.0, up]
-        arms = hold_ball(body, root, centre, grip, open_deg, CATCH_ELEVATION_DEG, CATCH_CUP_DEG, along)
+        arms = hold_ball(body, root, centre, grip, open_deg, CATCH_ELEVATION_DEG, CATCH_CUP_DEG)
         return KeyPose(t, arms, root)
 
     held = radius - GRIP_SQUEEZE_M
