@@ -7,8 +7,6 @@ Each ``plot_*`` function writes one file atomically and returns its path;
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +16,7 @@ from scipy.spatial.transform import Rotation
 
 from tracker.analysis.impact import deviation
 from tracker.analysis.metrics import joint_errors
-from tracker.experiments.results import make_readable
+from tracker.atomic import atomic_target
 
 IMPACT_STYLE = {"color": "tab:red", "lw": 0.9, "ls": "--", "alpha": 0.8}
 
@@ -27,15 +25,8 @@ def save_figure(fig: Figure, path: str | Path, dpi: int = 110) -> Path:
     """Write ``fig`` as PNG through a temporary file renamed into place."""
     path = Path(path)
     FigureCanvasAgg(fig)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_target(path, suffix=".png") as tmp:
         fig.savefig(tmp, dpi=dpi, format="png")
-        make_readable(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return path
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
+
+from tracker.atomic import atomic_target, make_readable  # noqa: F401  (re-exported)
 
 
 def _clean(x):
@@ -19,27 +20,13 @@ def _clean(x):
     return x
 
 
-def make_readable(path: str | Path) -> None:
-    """Give a temporary file the permissions a normal ``open()`` would (mkstemp makes it 0600)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
-
-
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write ``text`` to a temporary file in the same folder, then rename it into place."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        make_readable(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_target(path) as tmp, open(tmp, "w") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
     return path
 
 

@@ -7,10 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-def _frozen(a: np.ndarray, dtype=float) -> np.ndarray:
-    out = np.array(a, dtype=dtype, copy=True)
-    out.setflags(write=False)
-    return out
+from tracker.arrays import frozen as _frozen  # noqa: E402  (read-only copies)
 
 
 @dataclass(frozen=True, eq=False)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tracker.atomic import atomic_target
 from tracker.character.layout import Layout
 from tracker.errors import RetargetError
 
@@ -29,10 +30,7 @@ def slerp(q0: np.ndarray, q1: np.ndarray, alpha: float | np.ndarray) -> np.ndarr
     return out / np.linalg.norm(out, axis=-1, keepdims=True)
 
 
-def _frozen(a) -> np.ndarray:
-    out = np.array(a, dtype=float, copy=True)
-    out.setflags(write=False)
-    return out
+from tracker.arrays import frozen as _frozen  # noqa: E402
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,15 +112,14 @@ class Reference:
     def save(self, path: str | Path) -> Path:
         """Write an ``.npz`` atomically."""
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(
-            tmp, q=self.q, v=self.v, fps=self.fps,
-            joint_names=np.array([n for n, _ in self.joints]),
-            joint_kinds=np.array([k for _, k in self.joints]),
-            model=self.model, source=self.source, quality=json.dumps(self.quality),
-            kind="tracker.reference",
-        )
-        tmp.replace(path)
+        with atomic_target(path, suffix=".npz") as tmp:
+            np.savez_compressed(
+                tmp, q=self.q, v=self.v, fps=self.fps,
+                joint_names=np.array([n for n, _ in self.joints]),
+                joint_kinds=np.array([k for _, k in self.joints]),
+                model=self.model, source=self.source, quality=json.dumps(self.quality),
+                kind="tracker.reference",
+            )
         return path
 
     @classmethod

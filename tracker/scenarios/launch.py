@@ -183,10 +183,7 @@ def heading(reference, t: float) -> np.ndarray:
 
 # -- plans ---------------------------------------------------------------------------------
 
-def _frozen(x) -> np.ndarray:
-    a = np.array(x, dtype=float)
-    a.setflags(write=False)
-    return a
+from tracker.arrays import frozen as _frozen  # noqa: E402
 
 
 @dataclass(frozen=True, eq=False)

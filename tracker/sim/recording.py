@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tracker.atomic import atomic_target
 from tracker.character.layout import Layout
 from tracker.errors import SimulationError
 
@@ -63,15 +64,14 @@ class Recording:
     def save(self, path: str | Path) -> Path:
         """Write ``.npz`` atomically (a temporary file renamed into place)."""
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(
-            tmp, kind="tracker.recording", dt=self.dt,
-            joint_names=np.array([n for n, _ in self.joints]), joint_kinds=np.array([k for _, k in self.joints]),
-            t=self.t, q=self.q, v=self.v, q_ref=self.q_ref, v_ref=self.v_ref, tau=self.tau, kp=self.kp,
-            tau_max=self.tau_max, balls=self.balls if self.balls is not None else np.zeros((len(self.t), 0, 3)),
-            events=json.dumps(self.events), meta=json.dumps(self.meta), status=self.status, message=self.message,
-        )
-        tmp.replace(path)
+        with atomic_target(path, suffix=".npz") as tmp:
+            np.savez_compressed(
+                tmp, kind="tracker.recording", dt=self.dt,
+                joint_names=np.array([n for n, _ in self.joints]), joint_kinds=np.array([k for _, k in self.joints]),
+                t=self.t, q=self.q, v=self.v, q_ref=self.q_ref, v_ref=self.v_ref, tau=self.tau, kp=self.kp,
+                tau_max=self.tau_max, balls=self.balls if self.balls is not None else np.zeros((len(self.t), 0, 3)),
+                events=json.dumps(self.events), meta=json.dumps(self.meta), status=self.status, message=self.message,
+            )
         return path
 
     @classmethod
