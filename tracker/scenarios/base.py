@@ -15,7 +15,7 @@ schedule reads ``events`` to start reactions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 

@@ -173,7 +173,6 @@ class Simulation:
         q, v = row["q"], row["v"]
         if not (np.isfinite(q).all() and np.isfinite(v).all()):
             return "NaN in the state"
-        lay = self.layout
         jv = np.abs(v[6:])
         if jv.size and jv.max() >= PYBULLET_SPEED_CLAMP * 0.99:
             k = int(np.argmax(jv)) + 6
