@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pybullet as p
 import pytest
 
@@ -124,28 +125,35 @@ def test_sliders_apply_only_changes_and_reach_the_target():
     c = live_controls(t, PARAMS)
     start = {s.name: s.value for s in c.sliders}
     assert c.apply_inputs(start) == []  # the first reading equals the start values
-    assert c.apply_inputs({**start, "k_t": 600.0}) == ["set k_t"]
-    assert t.calls == [("set", "k_t", 600.0)]
-    assert c.apply_inputs({**start, "k_t": 600.0}) == []  # unchanged since the last reading
-    assert t.calls == [("set", "k_t", 600.0)]
+    assert c.apply_inputs({**start, "k_t": np.log10(600.0)}) == ["set k_t"]  # a log slider
+    assert t.calls[0][:2] == ("set", "k_t") and t.calls[0][2] == pytest.approx(600.0, rel=1e-12)
+    assert c.apply_inputs({**start, "k_t": np.log10(600.0)}) == []  # unchanged since the last reading
+    assert len(t.calls) == 1
+    c.apply_inputs({"t_e": 0.25})  # a linear one
+    assert t.calls[-1] == ("set", "t_e", 0.25)
     c.apply_inputs({"speed": 2.5})
     assert c.state.speed == 2.5
     c.apply_inputs({"speed": 100.0})
     assert c.state.speed == ctl.SPEED_RANGE[1]
-    c.apply_inputs({"k_r": -1.0})  # the target refuses: shown, not raised
-    assert c.state.message == "k_r must be >= 0"
+    c.apply_inputs({"t_f": -1.0})  # the target refuses: shown, not raised
+    assert c.state.message == "t_f must be >= 0"
     assert c.apply_inputs({"nonsense": 3.0, "k_t": float("nan")}) == []
 
 
-def test_gain_sliders_span_the_start_values():
-    sliders = {s.name: s for s in gain_sliders(PARAMS, "N·m/rad/kg")}
+def test_gain_sliders_span_the_start_values_gains_in_decades():
+    sliders = {s.name: s for s in gain_sliders(PARAMS, "Nm/rad/kg")}
     assert set(sliders) == set(PARAMS)
     for name, value in PARAMS.items():
         s = sliders[name]
-        assert s.lo <= value <= s.hi and s.value == value
-    assert sliders["k_t"].hi == 4 * PARAMS["k_t"] and sliders["k_t"].lo == PARAMS["k_t"] / 100
-    assert "N·m/rad/kg" in sliders["k_t"].label
+        assert s.quantity(s.lo) <= value * (1 + 1e-12) and value <= s.quantity(s.hi) * (1 + 1e-12)
+        assert s.quantity(s.value) == pytest.approx(value, rel=1e-12)
+    k_t, k_r = sliders["k_t"], sliders["k_r"]
+    assert k_t.log and k_r.log and not sliders["t_e"].log
+    assert (k_t.quantity(k_t.lo), k_t.quantity(k_t.hi)) == pytest.approx((3.0, 3000.0), rel=1e-12)
+    assert (k_r.quantity(k_r.lo), k_r.quantity(k_r.hi)) == pytest.approx((0.03, 300.0), rel=1e-12)
+    assert "Nm/rad/kg" in k_t.label and "log10" in k_t.label
     assert gain_sliders({"t_f": 3.0})[0].hi == 6.0  # a start value beyond the usual range fits
+    assert gain_sliders({"k_t": 300.0, "k_r": 0.0})[1].value == pytest.approx(np.log10(0.03))  # 0: the bottom
 
 
 def test_replay_controls_seek_and_step_both_ways():

@@ -86,19 +86,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tracker.sim.quiet import quiet_stdio
     from tracker.viewer.playback import LivePlayer, build_session, live_config
+    from tracker.viewer.window import open_window_world
 
     check_window_options(args)
     overrides = list(args.overrides) + ([f"sim.dt={args.dt!r}"] if args.dt is not None else [])
     cfg = live_config(args.source, args.model, overrides)
     with quiet_stdio():  # PyBullet's GUI thread prints its OpenGL set-up and shut-down
-        session = build_session(cfg, gui=True)
+        window = open_window_world(cfg.sim.dt)  # before the simulation's client (see Stage)
         try:
-            player = LivePlayer(session, ghost=args.ghost, speed=args.speed,
-                                title=f"tracker play {Path(args.source).name}  ({cfg.model}, "
-                                      f"{cfg.controller.name}, dt {cfg.sim.dt:.4g} s)")
-            stats = player.run(args.frames, presses_by_frame(args.press), args.screenshot, args.grab_screen)
+            session = build_session(cfg)
+            try:
+                player = LivePlayer(session, ghost=args.ghost, speed=args.speed, world=window,
+                                    title=f"tracker play {Path(args.source).name}  ({cfg.model}, "
+                                          f"{cfg.controller.name}, dt {cfg.sim.dt:.4g} s)")
+                stats = player.run(args.frames, presses_by_frame(args.press), args.screenshot, args.grab_screen)
+            finally:
+                session.sim.close()
         finally:
-            session.sim.close()
+            window.close()
     if args.frames is not None:
         print(f"played {stats.frames} frames, {stats.steps} steps ({stats.steps * stats.dt:.2f} s of clip) in "
               f"{stats.wall_s:.2f} s: {stats.realtime_factor:.1f}x real time in the window "

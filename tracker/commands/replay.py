@@ -28,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
     from tracker.sim.recording import Recording
     from tracker.viewer.replay import ReplayPlayer, ReplaySession, ball_looks, find_recording
 
+    from tracker.viewer.window import require_display
+
     check_window_options(args)
     rec_path, config = find_recording(args.result)
     rec = Recording.load(rec_path)
@@ -35,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     n_balls = 0 if rec.balls is None else int(rec.balls.shape[1])
     session = ReplaySession(rec)
     looks = ball_looks(config, n_balls)
+    require_display()
     with quiet_stdio():  # PyBullet's GUI thread prints its OpenGL set-up and shut-down
         player = ReplayPlayer(session, model, looks, ghost=args.ghost, speed=args.speed,
                               title=f"tracker replay {Path(args.result).name}  ({model}, {rec.n_steps} steps, "

@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
 from tracker.errors import TrackerError
 
 #: ``getKeyboardEvents`` flags (PyBullet's values, pinned by a test).
@@ -69,13 +71,22 @@ class Binding:
 
 @dataclass(frozen=True)
 class Slider:
-    """A slider: ``name`` is what it sets, ``label`` is shown beside it (with its unit)."""
+    """A slider: ``name`` is what it sets, ``label`` is shown beside it (with its unit).
+
+    ``lo``, ``hi`` and ``value`` are in the slider's own units: with ``log`` the slider shows
+    ``log10`` of the quantity (gains that span decades) and sets ``10 ** reading``.
+    """
 
     name: str
     label: str
     lo: float
     hi: float
     value: float
+    log: bool = False
+
+    def quantity(self, reading: float) -> float:
+        """The quantity a slider reading stands for."""
+        return 10.0 ** reading if self.log else reading
 
 
 @dataclass(frozen=True)
@@ -176,28 +187,32 @@ class PlaybackState:
 def gain_sliders(params: Mapping[str, float], k_unit: str = "") -> tuple[Slider, ...]:
     """Sliders for the schedule parameters in ``params`` (keys from :data:`GAIN_PARAMS`).
 
-    Ranges: ``k_t`` from 1/100 to 4 times its start value, ``k_r`` up to that ``k_t`` maximum,
-    ``t_e`` 0-1 s, ``t_f`` 0-2 s (or up to twice a larger start value), ``gain_scale`` 0.05-4.
-    ``k_unit`` is shown beside ``k_t`` and ``k_r`` (e.g. ``N·m/rad/kg``).
+    ``k_t`` and ``k_r`` span decades (the shipped scenarios react with 1% of ``k_t`` or less), so
+    their sliders are logarithmic: ``k_t`` from 1/100 to 10 times its start value, ``k_r`` from
+    ``k_t``/10^4 to ``k_t``. Linear: ``t_e`` 0-1 s, ``t_f`` 0-2 s (or up to twice a larger start
+    value), ``gain_scale`` 0.05-4. ``k_unit`` is shown beside ``k_t`` and ``k_r`` (e.g. ``Nm/rad/kg``;
+    the panel's font has ASCII only, and about 30 characters fit).
     """
     k_t = float(params.get("k_t", 1.0))
-    k_top = 4.0 * k_t
-    unit = f", {k_unit}" if k_unit else ""
+    unit = f" ({k_unit})" if k_unit else ""
     specs = {
-        "k_t": (f"k_t (tracking{unit})", k_t / 100.0, k_top),
-        "k_r": (f"k_r (reaction{unit})", 0.0, k_top),
-        "t_e": ("t_e (reaction, s)", 0.0, 1.0),
-        "t_f": ("t_f (recovery, s)", 0.0, 2.0),
-        "gain_scale": ("gain scale", 0.05, 4.0),
+        "k_t": (f"log10 k_t{unit}", k_t / 100.0, 10.0 * k_t, True),
+        "k_r": (f"log10 k_r{unit}", k_t * 1e-4, k_t, True),
+        "t_e": ("t_e (reaction, s)", 0.0, 1.0, False),
+        "t_f": ("t_f (recovery, s)", 0.0, 2.0, False),
+        "gain_scale": ("gain scale", 0.05, 4.0, False),
     }
     out = []
     for name in GAIN_PARAMS:
         if name not in params:
             continue
-        label, lo, hi = specs[name]
+        label, lo, hi, log = specs[name]
         value = float(params[name])
         hi = max(hi, 2.0 * value)
-        out.append(Slider(name, label, lo, hi, min(max(value, lo), hi)))
+        value = min(max(value, lo), hi)
+        if log:
+            lo, hi, value = np.log10(lo), np.log10(hi), np.log10(value)
+        out.append(Slider(name, label, float(lo), float(hi), float(value), log))
     return tuple(out)
 
 
@@ -251,8 +266,9 @@ class Controls:
         """Apply button and slider readings that changed since the last call.
 
         Args:
-            values: input name -> current value (``pybullet.readUserDebugParameter``);
-                names not among this window's buttons and sliders are ignored.
+            values: input name -> current reading (``pybullet.readUserDebugParameter``; a log
+                slider reads ``log10`` of its quantity); names not among this window's buttons
+                and sliders are ignored.
 
         Returns:
             what was applied: action names for buttons, ``"set <name>"`` for sliders.
@@ -269,7 +285,7 @@ class Controls:
                 s = self._slider[name]
                 if math.isfinite(value) and abs(value - self._seen[name]) > 1e-6 * (s.hi - s.lo):
                     self._seen[name] = value
-                    self.set_value(name, value)
+                    self.set_value(name, s.quantity(value))
                     done.append(f"set {name}")
         return done
 

@@ -1,19 +1,20 @@
 """``tracker play``: watch a simulation live, launch balls at it and turn its gains while it runs.
 
 :class:`LiveSession` is the simulation side, free of any window: it steps the
-:class:`~tracker.sim.simulation.Simulation`, loops the clip, restarts after a
-divergence, launches balls through the scenario's ``launch_now`` and applies
-gain changes through the :class:`~tracker.control.gains.GainSchedule`'s
-``set`` (so they act from the next step). It is the target of the window's
-:class:`~tracker.viewer.controls.Controls`, and tests use it in a headless
-client.
+:class:`~tracker.sim.simulation.Simulation` in its own headless client, loops
+the clip, restarts after a divergence, launches balls through the scenario's
+``launch_now`` and applies gain changes through the
+:class:`~tracker.control.gains.GainSchedule`'s ``set`` (so they act from the
+next step). It is the target of the window's
+:class:`~tracker.viewer.controls.Controls`; tests drive it without a window.
 
 :class:`LivePlayer` is the loop of the window: read the inputs, step the
-session at the playback speed against the wall clock (several steps per frame
-when needed, never more than :data:`MAX_STEPS_PER_FRAME`), move the reference
-ghost, the camera and the on-screen text. With ``frames`` it runs that many
-frames unpaced, one step each (the headless screenshot path), which also
-measures how fast the window can simulate.
+session at the playback speed against the wall clock (as many steps as are
+due, at most :data:`MAX_STEPS_PER_FRAME`), then show the poses, balls, camera
+and text on the :class:`~tracker.viewer.stage.Stage` (the GUI client, where
+nothing is simulated). With ``frames`` it runs that many frames unpaced, one
+step each (the headless screenshot path), which also measures how fast the
+window can simulate.
 """
 
 from __future__ import annotations
@@ -32,10 +33,13 @@ import pybullet as p  # noqa: E402
 
 from tracker.errors import ConfigError, SimulationError, TrackerError
 from tracker.viewer.controls import GAIN_PARAMS, KEY_WAS_TRIGGERED, Controls, live_controls
-from tracker.viewer.window import BESIDE_OFFSET, Window, is_connected, make_ghost, open_window_world
+from tracker.viewer.stage import BallView, Stage
+from tracker.viewer.window import is_connected
 
+#: Wall time between two drawn frames, s (the GUI itself draws at most every 33 ms).
+FRAME_PERIOD = 1.0 / 60.0
 #: Most physics steps taken in one frame; beyond it the playback falls behind real time.
-MAX_STEPS_PER_FRAME = 8
+MAX_STEPS_PER_FRAME = 16
 #: The ball the launch key throws when the config has none: a basketball (orange, easy to see
 #: against the ground) at the chest, at this speed, m/s.
 DEFAULT_LAUNCH_SPEED = 5.0
@@ -167,9 +171,32 @@ class LiveSession:
     def k_unit(self) -> str:
         """Unit of ``k_t`` and ``k_r`` for the slider labels."""
         scaling = getattr(self.schedule, "scaling", "")
-        return {"mass": "N·m/rad/kg", "uniform": "N·m/rad", "model": "x model gains"}.get(scaling, "")
+        return {"mass": "Nm/rad/kg", "uniform": "Nm/rad", "model": "x model"}.get(scaling, "")
 
     # -- display -----------------------------------------------------------------------------
+    def pose(self) -> np.ndarray:
+        """The simulated ``q`` now ``(nq,)``."""
+        if self.row is not None:
+            return self.row["q"]
+        return self.sim.character.get_state()[0]
+
+    def ball_views(self) -> list:
+        """The balls in the simulation's world now, as :class:`~tracker.viewer.stage.BallView`."""
+        c = self.sim.world.client
+        known = {self.sim.character.body_id, self.sim.world.ground}
+        out = []
+        for i in range(p.getNumBodies(physicsClientId=c)):
+            body = p.getBodyUniqueId(i, physicsClientId=c)
+            if body in known:
+                continue
+            shape = p.getVisualShapeData(body, physicsClientId=c)
+            if not shape or shape[0][2] != p.GEOM_SPHERE:
+                continue
+            radius, rgba = float(shape[0][3][0]), tuple(float(x) for x in shape[0][7])
+            pos, orn = p.getBasePositionAndOrientation(body, physicsClientId=c)
+            out.append(BallView((body, radius, rgba), np.array(pos), np.array(orn), radius, rgba))
+        return out
+
     def reference_pose(self) -> np.ndarray:
         """The reference ``q`` at the current time ``(nq,)``."""
         if self.row is not None:
@@ -249,8 +276,9 @@ def live_config(source: str | Path, model: str | None = None, overrides: Sequenc
     return config_from_data(raw, source.with_suffix(".yaml"), sets, origin="option")
 
 
-def build_session(cfg, world=None, gui: bool = True) -> LiveSession:
-    """A :class:`LiveSession` for an experiment config, in ``world`` (default: a new client).
+def build_session(cfg, world=None) -> LiveSession:
+    """A :class:`LiveSession` for an experiment config, simulated in ``world`` (default: a new
+    headless client; the window only shows its poses, see :mod:`tracker.viewer.stage`).
 
     The gain schedule always exists, so the sliders act; when the config disables it, it starts
     switched off (gains stay at ``k_t``, as the config's constant gains) and the ``s`` key turns it on.
@@ -258,7 +286,6 @@ def build_session(cfg, world=None, gui: bool = True) -> LiveSession:
     """
     from tracker.experiments import runner
     from tracker.scenarios.ball_scenario import BallScenario
-    from tracker.sim.world import World, WorldSettings
 
     prep = runner.build(cfg)
     on = dataclasses.replace(cfg.schedule, enabled=True)
@@ -266,15 +293,7 @@ def build_session(cfg, world=None, gui: bool = True) -> LiveSession:
     if not cfg.schedule.enabled:
         schedule.set(enabled=False)
     scenario = runner.scenario_of(prep) or BallScenario()
-    if world is None:
-        opt = prep.options
-        world = (open_window_world(opt.dt, opt.solver_iterations) if gui
-                 else World(WorldSettings(dt=opt.dt, solver_iterations=opt.solver_iterations)))
-    try:
-        sim = runner.make_simulation(prep, scenario=scenario, schedule=schedule, world=world)
-    except BaseException:
-        world.close()
-        raise
+    sim = runner.make_simulation(prep, scenario=scenario, schedule=schedule, world=world)
     launch = prep.launches[0] if prep.launches else None
     end = cfg.clip.end
     if cfg.sim.duration is not None:
@@ -291,9 +310,10 @@ class PlayStats:
 
     Attributes:
         frames: loop iterations (window frames).
-        steps: physics steps.
+        steps: physics steps (replay: recording rows advanced).
         wall_s: wall-clock time of the loop, s.
         step_wall_s: of which in ``Simulation.step``, s.
+        dt: time step, s.
         closed: the window was closed (or the user quit) before the frames ran out.
     """
 
@@ -316,50 +336,30 @@ class PlayStats:
 
 
 class LivePlayer:
-    """The window loop of ``tracker play``.
+    """The window loop of ``tracker play``: a :class:`LiveSession` shown on a :class:`Stage`.
 
     Args:
-        session: the live session.
+        session: the live session (simulated in its own headless client).
         ghost: ``beside``, ``overlay`` or ``off``.
         speed: playback speed, clip seconds per wall second.
         title: first line of the on-screen text.
+        world: the window's GUI world, opened before the session's headless client (see
+            :class:`~tracker.viewer.stage.Stage`); default: open it now.
     """
 
-    def __init__(self, session: LiveSession, ghost: str = "beside", speed: float = 1.0, title: str = "") -> None:
+    def __init__(self, session: LiveSession, ghost: str = "beside", speed: float = 1.0, title: str = "",
+                 world=None) -> None:
         self.session = session
-        sim = session.sim
-        self.client = sim.world.client
         self.controls = live_controls(session, session.gain_params(), speed=speed, ghost=ghost,
                                       k_unit=session.k_unit())
-        self.window = Window(self.client, self.controls, [title] if title else [])
-        self.ghost = make_ghost(self.client, sim.model)
-        self._pose_ghost()
+        self.stage = Stage(session.sim.model, self.controls, title, session.dt, world=world)
 
-    def _pose_ghost(self) -> None:
-        q = np.array(self.session.reference_pose(), dtype=float)
-        mode = self.controls.state.ghost
-        if mode == "beside":
-            q[0:3] += BESIDE_OFFSET
-        elif mode == "off":
-            q[2] -= 100.0  # out of sight under the ground; cheaper than re-colouring every link
-        self.ghost.reset_state(q)
+    def close(self) -> None:
+        self.stage.close()
 
-    def _focus(self) -> np.ndarray:
-        pos = np.array(p.getBasePositionAndOrientation(self.session.sim.character.body_id,
-                                                       physicsClientId=self.client)[0])
-        if self.controls.state.ghost == "beside":
-            pos = pos + 0.5 * np.asarray(BESIDE_OFFSET)
-        return pos
-
-    def bodies(self) -> dict[str, object]:
-        """Body ids by role, for screenshot boxes: ``character``, ``ghost``, ``ball<k>``."""
-        sim = self.session.sim
-        out: dict[str, object] = {"character": sim.character.body_id, "ghost": self.ghost.body_id}
-        known = {sim.character.body_id, self.ghost.body_id, sim.world.ground, *self.window.own_bodies}
-        ids = [p.getBodyUniqueId(i, physicsClientId=self.client) for i in range(p.getNumBodies(physicsClientId=self.client))]
-        for k, body in enumerate(sorted(set(ids) - known)):  # what the scenario added: its balls
-            out[f"ball{k + 1}"] = body
-        return out
+    def _frame(self, elapsed: float) -> None:
+        s = self.session
+        self.stage.frame(s.pose(), s.reference_pose(), s.ball_views(), elapsed, s.status_lines(self.controls))
 
     def run(self, frames: int | None = None, presses: Mapping[int, Sequence[int]] | None = None,
             screenshot: str | Path | None = None, grab_screen: bool = False) -> PlayStats:
@@ -376,6 +376,7 @@ class LivePlayer:
         """
         presses = presses or {}
         st = self.controls.state
+        window, client = self.stage.window, self.stage.client
         steps = frame = 0
         step_wall = 0.0
         closed = False
@@ -383,13 +384,13 @@ class LivePlayer:
         budget = 0.0
         dt = self.session.dt
         try:
-            self.window.show_text(self.session.status_lines(self.controls), force=True)
+            self._frame(-1.0)
             while True:
-                if not is_connected(self.client):
+                if not is_connected(client):
                     closed = True
                     break
                 keys = {k: KEY_WAS_TRIGGERED for k in presses.get(frame, ())}
-                self.window.poll(keys)
+                window.poll(keys)
                 if st.quit:
                     closed = True
                     break
@@ -410,27 +411,20 @@ class LivePlayer:
                     t0 = time.perf_counter()
                     self.session.step()
                     step_wall += time.perf_counter() - t0
-                    self._pose_ghost()
                     steps += 1
-                if n <= 0:
-                    self._pose_ghost()  # a ghost mode change while paused
                 moved = self.session.t - t_before
-                self.window.follow(self._focus(), moved if moved >= 0 else -1.0)
-                self.window.show_text(self.session.status_lines(self.controls))
+                self._frame(moved if moved >= 0 else -1.0)
                 frame += 1
                 if frames is not None and frame >= frames:
                     break
                 if frames is None:
-                    wait = (dt - budget) / max(st.speed, 1e-6) if not st.paused else 0.02
-                    time.sleep(min(max(wait, 0.001), 0.02))
+                    wait = FRAME_PERIOD - (time.perf_counter() - now)
+                    time.sleep(max(wait, 0.001))
             wall = time.perf_counter() - start
             if screenshot is not None and not closed:
-                self.window.show_text(self.session.status_lines(self.controls), force=True)
-                if grab_screen:
-                    time.sleep(0.3)  # let the GUI thread draw the last text
-                self.window.screenshot(screenshot, self.bodies(), grab_screen=grab_screen)
+                self.stage.screenshot(screenshot, self.session.status_lines(self.controls), grab_screen)
         except p.error:
-            if is_connected(self.client):
+            if is_connected(client):
                 raise
             closed, wall = True, time.perf_counter() - start
         return PlayStats(frame, steps, wall, step_wall, dt, closed)

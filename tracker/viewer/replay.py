@@ -16,16 +16,16 @@ from pathlib import Path
 
 import numpy as np
 
-from tracker.sim.quiet import quiet_stdio  # imports pybullet silently first
+import tracker.sim.quiet  # noqa: F401  (imports pybullet silently first)
 
 import pybullet as p  # noqa: E402
 
 from tracker.errors import SimulationError, TrackerError
 from tracker.sim.recording import Recording
 from tracker.viewer.controls import KEY_WAS_TRIGGERED, Controls, replay_controls
-from tracker.viewer.playback import PlayStats
-from tracker.viewer.window import (BESIDE_OFFSET, Window, is_connected, make_ghost, open_window_world,
-                                   sphere_marker)
+from tracker.viewer.playback import FRAME_PERIOD, PlayStats
+from tracker.viewer.stage import BallView, Stage
+from tracker.viewer.window import is_connected
 
 #: Ball drawn when the recording's config is not at hand: a soccer ball's radius, white.
 DEFAULT_BALL = (0.11, (0.95, 0.95, 0.95, 1.0))
@@ -154,7 +154,7 @@ class ReplaySession:
 
 
 class ReplayPlayer:
-    """The window loop of ``tracker replay``.
+    """The window loop of ``tracker replay``: a :class:`ReplaySession` shown on a :class:`Stage`.
 
     Args:
         session: the replay position.
@@ -167,7 +167,6 @@ class ReplayPlayer:
 
     def __init__(self, session: ReplaySession, model, balls: Sequence[tuple[float, Sequence[float]]] = (),
                  ghost: str = "beside", speed: float = 1.0, title: str = "") -> None:
-        from tracker.character.character import Character
         from tracker.character.model import load_model
 
         self.session = session
@@ -176,60 +175,27 @@ class ReplayPlayer:
         if tuple(s.name for s in self.model.layout.joints) != tuple(n for n, _ in rec.joints):
             raise SimulationError(f"the recording's joints do not match model {self.model.name!r}; "
                                   f"give the model it was made with (--model)")
-        self.world = open_window_world(rec.dt)
-        self.client = c = self.world.client
-        try:
-            with quiet_stdio():
-                self.character = Character.load(c, self.model)
-            self.ghost = make_ghost(c, self.model)
-            self.ball_looks = list(balls)
-            self.balls = [sphere_marker(c, r, rgba) for r, rgba in self.ball_looks]
-            self.controls = replay_controls(session, float(rec.t[-1]), speed=speed, ghost=ghost)
-            self.window = Window(c, self.controls, [title] if title else [])
-        except BaseException:
-            self.world.close()
-            raise
-        self._shown = -1
-        self._ghost_mode = ""
+        self.ball_looks = [(float(r), tuple(float(x) for x in rgba)) for r, rgba in balls]
+        self.controls = replay_controls(session, float(rec.t[-1]), speed=speed, ghost=ghost)
+        self.stage = Stage(self.model, self.controls, title, rec.dt)
 
     def close(self) -> None:
-        self.world.close()
+        self.stage.close()
 
-    def _pose(self) -> None:
-        s, mode = self.session, self.controls.state.ghost
-        if s.i == self._shown and mode == self._ghost_mode:
-            return
-        rec = s.rec
-        self.character.reset_state(rec.q[s.i])
-        q = np.array(rec.q_ref[s.i], dtype=float)
-        if mode == "beside":
-            q[0:3] += BESIDE_OFFSET
-        elif mode == "off":
-            q[2] -= 100.0
-        self.ghost.reset_state(q)
-        if rec.balls is not None:
-            for k, body in enumerate(self.balls):
-                pos = rec.balls[s.i, k] if k < rec.balls.shape[1] else np.full(3, np.nan)
-                pos = pos if np.isfinite(pos).all() else np.array([0.0, 0.0, -10.0])
-                p.resetBasePositionAndOrientation(body, pos.tolist(), [0, 0, 0, 1], physicsClientId=self.client)
-        self._shown, self._ghost_mode = s.i, mode
-
-    def _focus(self) -> np.ndarray:
-        pos = np.array(self.session.rec.q[self.session.i][0:3], dtype=float)
-        if self.controls.state.ghost == "beside":
-            pos = pos + 0.5 * np.asarray(BESIDE_OFFSET)
-        return pos
-
-    def bodies(self) -> dict[str, object]:
-        """Body ids by role for screenshot boxes; a ball (visual only, no AABB) as its bounding cube."""
-        out: dict[str, object] = {"character": self.character.body_id, "ghost": self.ghost.body_id}
+    def ball_views(self) -> list[BallView]:
+        """The recorded balls at the row shown (hidden before they exist)."""
         s = self.session
-        cube = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], dtype=float)
-        for k, (radius, _) in enumerate(self.ball_looks):
-            centre = s.rec.balls[s.i, k] if s.rec.balls is not None else np.full(3, np.nan)
-            if np.isfinite(centre).all():
-                out[f"ball{k + 1}"] = centre + radius * cube
+        if s.rec.balls is None:
+            return []
+        out = []
+        for k, (radius, rgba) in enumerate(self.ball_looks[:s.rec.balls.shape[1]]):
+            out.append(BallView(k, np.asarray(s.rec.balls[s.i, k], float), np.array([0.0, 0.0, 0.0, 1.0]),
+                                radius, rgba))
         return out
+
+    def _frame(self, elapsed: float) -> None:
+        s = self.session
+        self.stage.frame(s.rec.q[s.i], s.rec.q_ref[s.i], self.ball_views(), elapsed, s.status_lines(self.controls))
 
     def run(self, frames: int | None = None, presses: Mapping[int, Sequence[int]] | None = None,
             screenshot: str | Path | None = None, grab_screen: bool = False) -> PlayStats:
@@ -240,20 +206,21 @@ class ReplayPlayer:
         """
         presses = presses or {}
         s, st = self.session, self.controls.state
+        window, client = self.stage.window, self.stage.client
         dt = s.rec.dt
         frame = rows = 0
         closed = False
         start = last = time.perf_counter()
         play_t = s.t
         try:
-            self.window.show_text(s.status_lines(self.controls), force=True)
+            self._frame(-1.0)
             while True:
-                if not is_connected(self.client):
+                if not is_connected(client):
                     closed = True
                     break
                 before = s.i
                 keys = {k: KEY_WAS_TRIGGERED for k in presses.get(frame, ())}
-                self.window.poll(keys)
+                window.poll(keys)
                 if st.quit:
                     closed = True
                     break
@@ -275,22 +242,17 @@ class ReplayPlayer:
                     s.seek(play_t)
                 rows += abs(s.i - before)
                 moved = float(s.rec.t[s.i] - s.rec.t[before])
-                self._pose()
-                self.window.follow(self._focus(), moved if moved >= 0 else -1.0)
-                self.window.show_text(s.status_lines(self.controls))
+                self._frame(moved if moved >= 0 else -1.0)
                 frame += 1
                 if frames is not None and frame >= frames:
                     break
                 if frames is None:
-                    time.sleep(0.01)
+                    time.sleep(max(FRAME_PERIOD - (time.perf_counter() - now), 0.001))
             wall = time.perf_counter() - start
             if screenshot is not None and not closed:
-                self.window.show_text(s.status_lines(self.controls), force=True)
-                if grab_screen:
-                    time.sleep(0.3)
-                self.window.screenshot(screenshot, self.bodies(), grab_screen=grab_screen)
+                self.stage.screenshot(screenshot, s.status_lines(self.controls), grab_screen)
         except p.error:
-            if is_connected(self.client):
+            if is_connected(client):
                 raise
             closed, wall = True, time.perf_counter() - start
         return PlayStats(frame, rows, wall, 0.0, dt, closed)

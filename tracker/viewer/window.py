@@ -7,11 +7,16 @@ under Xvfb with Mesa's llvmpipe) that shape this module:
 * the 3D view is rendered over the whole window and the parameter panels are
   drawn on top of it (about 250 px on either side), so on-screen text is
   placed inside the uncovered middle;
-* ``addUserDebugText`` blocks until the GUI thread has drawn a frame (about
-  20 ms per call), so the status text is re-sent a few times a second and only
-  when it changed; text parented to a body follows that body for free, so all
-  text hangs from an invisible anchor body that is moved to the camera's eye
-  every frame, which keeps it fixed on the screen while the camera moves;
+* calls that change what is drawn (``addUserDebugText``, ``changeVisualShape``,
+  ``addUserDebugParameter``, ``loadURDF``...) wait for the GUI thread to draw a
+  frame, 20-80 ms each; with drawing switched off around them
+  (:func:`drawing_paused`) they take a few ms, and the window keeps showing its
+  last frame meanwhile (checked on screen grabs), so every batch of such calls
+  is wrapped in it. The status text is still re-sent only a few times a second
+  and only when it changed;
+* text parented to a body follows that body for free, so all text hangs from
+  an invisible anchor body that is moved to the camera's eye every frame,
+  which keeps it fixed on the screen while the camera moves;
 * the first character of a slider or button label is cut off, so labels get a
   leading space;
 * the GUI's own single-key shortcuts (wireframe, shadows...) are turned off so
@@ -34,7 +39,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +77,17 @@ CAMERA = (3.2, 62.0, -12.0)
 #: Height of the camera's target, m, and how fast it catches up with the character, s.
 CAMERA_HEIGHT = 0.9
 CAMERA_LAG = 0.25
+
+
+@contextmanager
+def drawing_paused(client: int) -> Iterator[None]:
+    """Switch the GUI's drawing off for a batch of calls that change the scene (see the module notes)."""
+    p.configureDebugVisualizer(p.COV_ENABLE_RENDERING, 0, physicsClientId=client)
+    try:
+        yield
+    finally:
+        if is_connected(client):
+            p.configureDebugVisualizer(p.COV_ENABLE_RENDERING, 1, physicsClientId=client)
 
 
 def limit_software_rendering() -> None:
@@ -167,16 +184,16 @@ class Window:
             p.configureDebugVisualizer(flag, 0, physicsClientId=c)
         p.configureDebugVisualizer(p.COV_ENABLE_GUI, 1, physicsClientId=c)
         self._inputs: dict[str, int] = {}
-        for b in controls.buttons:
-            self._inputs[b.name] = p.addUserDebugParameter(" " + b.label, 1, 0, 0, physicsClientId=c)
-        for s in controls.sliders:
-            self._inputs[s.name] = p.addUserDebugParameter(" " + s.label, s.lo, s.hi, s.value, physicsClientId=c)
-        # Parented text is drawn only when its parent has a graphics instance: an invisible speck.
-        speck = p.createVisualShape(p.GEOM_SPHERE, radius=1e-3, rgbaColor=[0, 0, 0, 0], physicsClientId=c)
-        self._anchor = p.createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeIndex=speck,
-                                         physicsClientId=c)
-        #: Bodies the window made for itself (the text anchor).
-        self.own_bodies: tuple[int, ...] = (self._anchor,)
+        with drawing_paused(c):
+            for b in controls.buttons:
+                self._inputs[b.name] = p.addUserDebugParameter(" " + b.label, 1, 0, 0, physicsClientId=c)
+            for s in controls.sliders:
+                self._inputs[s.name] = p.addUserDebugParameter(" " + s.label, s.lo, s.hi, s.value,
+                                                               physicsClientId=c)
+            # Parented text is drawn only when its parent has a graphics instance: an invisible speck.
+            speck = p.createVisualShape(p.GEOM_SPHERE, radius=1e-3, rgbaColor=[0, 0, 0, 0], physicsClientId=c)
+            self._anchor = p.createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1,
+                                             baseVisualShapeIndex=speck, physicsClientId=c)
         self._title = list(title_lines)
         self._help_ids: list[int] = []
         self._help_shown: bool | None = None
@@ -188,6 +205,29 @@ class Window:
         dist, yaw, pitch = CAMERA
         p.resetDebugVisualizerCamera(dist, yaw, pitch, [0.0, 0.0, CAMERA_HEIGHT], physicsClientId=c)
         self._target: np.ndarray | None = None
+        self._wait_for_camera()
+
+    def _camera(self):
+        """``getDebugVisualizerCamera()``, or None while the GUI thread has not set it up (zero matrices)."""
+        cam = p.getDebugVisualizerCamera(physicsClientId=self.client)
+        view, _ = _camera_matrices(cam)
+        if cam[10] <= 0 or abs(np.linalg.det(view)) < 1e-9:
+            return None
+        return cam
+
+    def _wait_for_camera(self, timeout: float = 5.0) -> None:
+        """The GUI thread sets its camera up (to its own default) when it first draws; wait for that,
+        then put our camera in place and wait until the GUI reports it."""
+        end = time.perf_counter() + timeout
+        while self._camera() is None and time.perf_counter() < end:
+            time.sleep(0.01)
+        dist, yaw, pitch = CAMERA
+        while time.perf_counter() < end:
+            p.resetDebugVisualizerCamera(dist, yaw, pitch, [0.0, 0.0, CAMERA_HEIGHT], physicsClientId=self.client)
+            time.sleep(0.01)
+            cam = self._camera()
+            if cam is not None and abs(cam[8] - yaw) < 1e-3 and abs(cam[10] - dist) < 1e-3:
+                break
 
     # -- inputs ------------------------------------------------------------------------
     def poll(self, extra_keys: Mapping[int, int] | None = None) -> None:
@@ -216,8 +256,8 @@ class Window:
         last call, s: the target closes the gap with time constant :data:`CAMERA_LAG`.
         """
         goal = np.array([*list(point)[:2], CAMERA_HEIGHT], dtype=float)
-        cam = p.getDebugVisualizerCamera(physicsClientId=self.client)
-        yaw, pitch, dist = cam[8], cam[9], cam[10]
+        cam = self._camera()
+        yaw, pitch, dist = (cam[8], cam[9], cam[10]) if cam is not None else (CAMERA[1], CAMERA[2], CAMERA[0])
         if self._target is None or elapsed < 0:
             self._target = goal
         else:
@@ -226,9 +266,12 @@ class Window:
         p.resetDebugVisualizerCamera(dist, yaw, pitch, self._target.tolist(), physicsClientId=self.client)
 
     # -- on-screen text --------------------------------------------------------------------
-    def _place_anchor(self) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
-        """Put the text anchor at the camera's eye, axes along the camera's; returns view, proj, size."""
-        cam = p.getDebugVisualizerCamera(physicsClientId=self.client)
+    def _place_anchor(self) -> tuple[np.ndarray, np.ndarray, tuple[int, int]] | None:
+        """Put the text anchor at the camera's eye, axes along the camera's; returns view, proj, size
+        (None while the camera is not set up)."""
+        cam = self._camera()
+        if cam is None:
+            return None
         view, proj = _camera_matrices(cam)
         inv = np.linalg.inv(view)
         from scipy.spatial.transform import Rotation
@@ -254,43 +297,46 @@ class Window:
     def show_text(self, status: list[str], force: bool = False) -> None:
         """Keep the help (per :attr:`PlaybackState.show_help`) and the status lines on screen.
 
-        The status is re-sent at most every :data:`STATUS_PERIOD` s of wall time (``force``: now).
+        The status is re-sent at most every :data:`STATUS_PERIOD` s of wall time (``force``: now),
+        and only the lines that changed.
         """
-        _, proj, size = self._place_anchor()
-        key = (size, round(float(proj[0, 0]), 6), round(float(proj[1, 1]), 6))
-        if key != self._layout_key:  # window resized: lay the text out again
-            self._clear_text()
-            self._layout_key = key
-        show = self.controls.state.show_help
-        if show != self._help_shown:
-            for i in self._help_ids:
-                p.removeUserDebugItem(i, physicsClientId=self.client)
-            lines = self._title + (["keys:"] + self.controls.help_lines() if show else ["h  show the keys"])
-            self._help_ids = [self._text(t, self._local(proj, size, k), (0.05, 0.05, 0.25), None)
-                              for k, t in enumerate(lines)]
-            self._help_shown = show
-            self._status_text = []
-        now = time.perf_counter()
-        if not force and (now - self._status_wall < STATUS_PERIOD or status == self._status_text):
+        placed = self._place_anchor()
+        if placed is None:
             return
-        self._status_wall = now
-        first = len(self._help_ids) + 1
-        for k, text in enumerate(status):
-            if k < len(self._status_text) and text == self._status_text[k]:
-                continue
-            pos = self._local(proj, size, first + k)
-            if k < len(self._status_ids):
-                self._status_ids[k] = self._text(text, pos, (0.45, 0.0, 0.0), self._status_ids[k])
-            else:
-                self._status_ids.append(self._text(text, pos, (0.45, 0.0, 0.0), None))
-        for i in self._status_ids[len(status):]:
-            p.removeUserDebugItem(i, physicsClientId=self.client)
-        self._status_ids = self._status_ids[:len(status)]
-        self._status_text = list(status)
-
-    def keep_text_in_place(self) -> None:
-        """Move the text with the camera (call every frame; cheap)."""
-        self._place_anchor()
+        _, proj, size = placed
+        key = (size, round(float(proj[0, 0]), 6), round(float(proj[1, 1]), 6))
+        relayout = key != self._layout_key  # first call, or the window was resized
+        show = self.controls.state.show_help
+        now = time.perf_counter()
+        due = force or now - self._status_wall >= STATUS_PERIOD
+        if not (relayout or show != self._help_shown or (due and status != self._status_text)):
+            return
+        with drawing_paused(self.client):
+            if relayout:
+                self._clear_text()
+                self._layout_key = key
+            if show != self._help_shown:
+                for i in self._help_ids:
+                    p.removeUserDebugItem(i, physicsClientId=self.client)
+                lines = self._title + (["keys:"] + self.controls.help_lines() if show else ["h  show the keys"])
+                self._help_ids = [self._text(t, self._local(proj, size, k), (0.05, 0.05, 0.25), None)
+                                  for k, t in enumerate(lines)]
+                self._help_shown = show
+                self._status_text = []  # the status moves with the help's length
+            self._status_wall = now
+            first = len(self._help_ids) + 1
+            for k, text in enumerate(status):
+                if k < len(self._status_text) and text == self._status_text[k]:
+                    continue
+                pos = self._local(proj, size, first + k)
+                if k < len(self._status_ids):
+                    self._status_ids[k] = self._text(text, pos, (0.45, 0.0, 0.0), self._status_ids[k])
+                else:
+                    self._status_ids.append(self._text(text, pos, (0.45, 0.0, 0.0), None))
+            for i in self._status_ids[len(status):]:
+                p.removeUserDebugItem(i, physicsClientId=self.client)
+            self._status_ids = self._status_ids[:len(status)]
+            self._status_text = list(status)
 
     def _clear_text(self) -> None:
         for i in self._help_ids + self._status_ids:

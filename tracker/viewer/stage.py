@@ -1,0 +1,166 @@
+"""The window's scene: the character and its reference ghost posed from ``q`` and ``q_ref``, and balls.
+
+Nothing on the stage is simulated. The GUI client only shows poses computed
+elsewhere: by a live simulation in its own headless (DIRECT) client, or by a
+recording. Every PyBullet call into a GUI client is a round trip to the GUI
+thread, and under CPU load each one costs a scheduler hand-over; simulating in
+the GUI client made every physics step pay a dozen of them (measured: from
+10x down to 0.4x real time on this 2-core machine when other processes ran),
+while posing the stage costs about ten calls per drawn frame whatever the
+number of steps. The simulation also stays exactly the one ``tracker run``
+computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from tracker.sim.quiet import quiet_stdio  # imports pybullet silently first
+
+import pybullet as p  # noqa: E402
+
+from tracker.errors import TrackerError  # noqa: E402
+from tracker.viewer.controls import Controls  # noqa: E402
+from tracker.viewer.window import (BESIDE_OFFSET, Window, drawing_paused, make_ghost,  # noqa: E402
+                                   open_window_world, sphere_marker)
+
+#: Where hidden things go (under the ground), m.
+HIDDEN = (0.0, 0.0, -50.0)
+#: The corners of a unit cube: a ball's pixel box is its bounding cube's.
+_CUBE = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], dtype=float)
+
+
+@dataclass(frozen=True)
+class BallView:
+    """One ball to show.
+
+    Attributes:
+        key: identifies the ball across frames (a new key makes a new marker).
+        position: centre, m ``(3,)``; NaN: not in the world (hidden).
+        orientation: quaternion xyzw ``(4,)``.
+        radius: m.
+        rgba: colour.
+    """
+
+    key: object
+    position: np.ndarray
+    orientation: np.ndarray
+    radius: float
+    rgba: tuple[float, float, float, float]
+
+
+class Stage:
+    """A GUI window showing a character, its translucent reference ghost and balls.
+
+    Args:
+        model: the character model (name, YAML path or :class:`~tracker.character.model.Model`).
+        controls: the window's keys, buttons and sliders.
+        title: first line of the on-screen text.
+        dt: time step shown by the GUI's physics settings (nothing is stepped), s.
+        world: the GUI world to use (:func:`~tracker.viewer.window.open_window_world`); default a new
+            one. PyBullet only reports the GUI's camera to client 0, so open it before any headless
+            client (the simulation's) when both are needed.
+
+    Attributes:
+        world: the GUI client's :class:`~tracker.sim.world.World` (ground plane included).
+        window: the :class:`~tracker.viewer.window.Window` (widgets, text, camera, screenshots).
+        character, ghost: the two posed bodies (:class:`~tracker.character.character.Character`).
+    """
+
+    def __init__(self, model, controls: Controls, title: str = "", dt: float = 1.0 / 60.0, world=None) -> None:
+        from tracker.character.character import Character
+
+        self.world = world if world is not None else open_window_world(dt)
+        c = self.client = self.world.client
+        try:
+            if c != 0:
+                raise TrackerError(f"the GUI window is PyBullet client {c}, but PyBullet reports the GUI's camera "
+                                   "only to client 0: open the window before any headless client")
+            with drawing_paused(c):
+                with quiet_stdio():
+                    self.character = Character.load(c, model)
+                self.ghost = make_ghost(c, model)
+            self.window = Window(c, controls, [title] if title else [])
+        except BaseException:
+            self.world.close()
+            raise
+        self.controls = controls
+        self._markers: dict[object, tuple[int, float]] = {}  # key -> (body, radius)
+        self._shown: dict[object, BallView] = {}
+
+    @property
+    def ghost_mode(self) -> str:
+        return self.controls.state.ghost
+
+    def pose(self, q: np.ndarray, q_ref: np.ndarray) -> None:
+        """Pose the character at ``q`` and the ghost at ``q_ref`` (offset, overlaid or hidden) ``(nq,)``."""
+        self.character.reset_state(q)
+        g = np.array(q_ref, dtype=float)
+        if self.ghost_mode == "beside":
+            g[0:3] += BESIDE_OFFSET
+        elif self.ghost_mode == "off":
+            g[0:3] = HIDDEN  # out of sight under the ground; cheaper than re-colouring every link
+        self.ghost.reset_state(g)
+
+    def show_balls(self, balls: Iterable[BallView]) -> None:
+        """Show these balls (markers created, moved, or removed for keys no longer given)."""
+        c = self.client
+        balls = list(balls)
+        keys = {b.key for b in balls}
+        gone = [k for k in self._markers if k not in keys]
+        new = [b for b in balls if b.key not in self._markers]
+        if gone or new:
+            with drawing_paused(c):
+                for k in gone:
+                    p.removeBody(self._markers.pop(k)[0], physicsClientId=c)
+                    self._shown.pop(k, None)
+                for b in new:
+                    self._markers[b.key] = (sphere_marker(c, b.radius, b.rgba), b.radius)
+        for b in balls:
+            body = self._markers[b.key][0]
+            pos = b.position if np.isfinite(b.position).all() else np.asarray(HIDDEN)
+            p.resetBasePositionAndOrientation(body, np.asarray(pos, float).tolist(),
+                                              np.asarray(b.orientation, float).tolist(), physicsClientId=c)
+            self._shown[b.key] = b
+
+    def focus(self, q: np.ndarray) -> np.ndarray:
+        """The point the camera follows: the character's root, or midway to the ghost beside it."""
+        pos = np.array(q[0:3], dtype=float)
+        if self.ghost_mode == "beside":
+            pos = pos + 0.5 * np.asarray(BESIDE_OFFSET)
+        return pos
+
+    def bodies(self) -> dict[str, object]:
+        """Screenshot boxes: ``character`` and ``ghost`` body ids, ``ball<k>`` bounding-cube corners."""
+        out: dict[str, object] = {"character": self.character.body_id}
+        if self.ghost_mode != "off":
+            out["ghost"] = self.ghost.body_id
+        k = 0
+        for b in self._shown.values():
+            if np.isfinite(b.position).all():
+                k += 1
+                out[f"ball{k}"] = np.asarray(b.position, float) + b.radius * _CUBE
+        return out
+
+    def frame(self, q: np.ndarray, q_ref: np.ndarray, balls: Sequence[BallView], elapsed: float,
+              status: list[str]) -> None:
+        """Draw one frame: poses, balls, camera (``elapsed`` clip seconds since the last frame), text."""
+        self.pose(q, q_ref)
+        self.show_balls(balls)
+        self.window.follow(self.focus(q), elapsed)
+        self.window.show_text(status)
+
+    def screenshot(self, path, status: list[str], grab_screen: bool = False) -> Mapping:
+        """Save the window's image (see :meth:`Window.screenshot`) with the status text up to date."""
+        import time
+
+        self.window.show_text(status, force=True)
+        if grab_screen:
+            time.sleep(0.3)  # let the GUI thread draw the last text
+        return self.window.screenshot(path, self.bodies(), grab_screen=grab_screen)
+
+    def close(self) -> None:
+        self.world.close()
