@@ -145,6 +145,7 @@ def bench_retarget(args: argparse.Namespace) -> list[Row]:
 
 def _sim_cases(model_name: str, clip, dt: float, steps: int, repeat: int) -> dict[str, tuple[float, str]]:
     """Seconds per step of spd / native / pd / a bare stepSimulation loop on one model and clip."""
+    import tracker.sim.quiet  # noqa: F401  (pybullet's banner silenced)
     import pybullet as p
 
     from tracker.character.model import load_model
@@ -253,7 +254,7 @@ def _print(name: str, rows: list[Row]) -> None:
     width = max(len(r.case) for r in rows)
     print(f"[{name}] {SECTIONS[name].__doc__.strip().splitlines()[0]}")
     for r in rows:
-        value = f"{r.seconds * 1e3:10.1f} ms" if r.seconds is not None else f"{r.ratio:10.1f} x "
+        value = f"{r.seconds * 1e3:10.3f} ms" if r.seconds is not None else f"{r.ratio:10.2f} x "
         note = f"   {r.note}" if r.note else ""
         print(f"  {r.case:<{width}}  {value}{note}")
 
