@@ -92,10 +92,16 @@ def test_play_shows_both_characters_and_a_launched_ball(tmp_path, display):
 
 
 def test_play_on_a_shipped_scenario_shows_both_characters_and_its_ball(tmp_path, display):
+    from tracker.experiments.config import load_config
+
+    config = REPO / "configs" / "basketball_fast.yaml"
+    cfg = load_config(config)
+    ball = cfg.balls[0]
+    # stop 0.1 s before the ball meets the hands: launched, in flight, in front of the character
+    frames = round((ball.impact_time - min(0.1, ball.flight_time / 2) - cfg.clip.start) / cfg.sim.dt)
     png = tmp_path / "play_basketball.png"
-    # configs/basketball_fast.yaml: the ball is thrown at 0.7 s to meet the hands at 1.3 s
-    r = gui_run(["-m", "tracker", "play", str(REPO / "configs" / "basketball_fast.yaml"), "--frames", "70",
-                 "--screenshot", str(png)], tmp_path, display)
+    r = gui_run(["-m", "tracker", "play", str(config), "--frames", str(frames), "--screenshot", str(png)],
+                tmp_path, display)
     assert r.returncode == 0, r.stderr + r.stdout
     check_screenshot(png, {"character": 0.02, "ghost": 0.05, "ball1": 0.2})
 

@@ -39,6 +39,8 @@ def add_window_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grab-screen", action="store_true",
                    help="with --screenshot, capture the whole X screen instead (under xvfb-run: the window "
                         "with its panels and text)")
+    p.add_argument("--shadows", action="store_true",
+                   help="draw shadows (off by default: drawn without a GPU they halve the frame rate)")
     p.add_argument("--press", type=parse_press, action="append", default=[], metavar="FRAME:KEY",
                    help="press KEY at frame FRAME, as if typed (repeatable), e.g. --press 40:b")
 
@@ -96,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             session = build_session(cfg)
             try:
-                player = LivePlayer(session, ghost=args.ghost, speed=args.speed, world=window,
+                player = LivePlayer(session, ghost=args.ghost, speed=args.speed, world=window, shadows=args.shadows,
                                     title=f"tracker play {Path(args.source).name}  ({cfg.model}, "
                                           f"{cfg.controller.name}, dt {cfg.sim.dt:.4g} s)")
                 stats = player.run(args.frames, presses_by_frame(args.press), args.screenshot, args.grab_screen)

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     looks = ball_looks(config, n_balls)
     require_display()
     with quiet_stdio():  # PyBullet's GUI thread prints its OpenGL set-up and shut-down
-        player = ReplayPlayer(session, model, looks, ghost=args.ghost, speed=args.speed,
+        player = ReplayPlayer(session, model, looks, ghost=args.ghost, speed=args.speed, shadows=args.shadows,
                               title=f"tracker replay {Path(args.result).name}  ({model}, {rec.n_steps} steps, "
                                     f"dt {rec.dt:.4g} s)")
         try:

@@ -10,7 +10,7 @@ next step). It is the target of the window's
 
 :class:`LivePlayer` is the loop of the window: read the inputs, step the
 session at the playback speed against the wall clock (as many steps as are
-due, at most :data:`MAX_STEPS_PER_FRAME`), then show the poses, balls, camera
+due, at most :data:`MAX_CATCH_UP` seconds' worth), then show the poses, balls, camera
 and text on the :class:`~tracker.viewer.stage.Stage` (the GUI client, where
 nothing is simulated). With ``frames`` it runs that many frames unpaced, one
 step each (the headless screenshot path), which also measures how fast the
@@ -38,8 +38,9 @@ from tracker.viewer.window import is_connected
 
 #: Wall time between two drawn frames, s (the GUI itself draws at most every 33 ms).
 FRAME_PERIOD = 1.0 / 60.0
-#: Most physics steps taken in one frame; beyond it the playback falls behind real time.
-MAX_STEPS_PER_FRAME = 16
+#: Most clip time simulated in one frame, s: a longer stall (the machine busy elsewhere) is caught
+#: up to this much, beyond it the playback drops the backlog and falls behind real time.
+MAX_CATCH_UP = 0.5
 #: The ball the launch key throws when the config has none: a basketball (orange, easy to see
 #: against the ground) at the chest, at this speed, m/s.
 DEFAULT_LAUNCH_SPEED = 5.0
@@ -345,14 +346,15 @@ class LivePlayer:
         title: first line of the on-screen text.
         world: the window's GUI world, opened before the session's headless client (see
             :class:`~tracker.viewer.stage.Stage`); default: open it now.
+        shadows: draw shadows (see :class:`~tracker.viewer.stage.Stage`).
     """
 
     def __init__(self, session: LiveSession, ghost: str = "beside", speed: float = 1.0, title: str = "",
-                 world=None) -> None:
+                 world=None, shadows: bool = False) -> None:
         self.session = session
         self.controls = live_controls(session, session.gain_params(), speed=speed, ghost=ghost,
                                       k_unit=session.k_unit())
-        self.stage = Stage(session.sim.model, self.controls, title, session.dt, world=world)
+        self.stage = Stage(session.sim.model, self.controls, title, session.dt, world=world, shadows=shadows)
 
     def close(self) -> None:
         self.stage.close()
@@ -404,8 +406,9 @@ class LivePlayer:
                     budget += elapsed * st.speed
                     n = int(budget / dt)
                     budget -= n * dt
-                    if n > MAX_STEPS_PER_FRAME:  # behind real time: drop the backlog
-                        n, budget = MAX_STEPS_PER_FRAME, 0.0
+                    cap = max(1, int(MAX_CATCH_UP * st.speed / dt))
+                    if n > cap:  # too far behind real time: drop the backlog
+                        n, budget = cap, 0.0
                 t_before = self.session.t
                 for _ in range(max(n, 0)):
                     t0 = time.perf_counter()

@@ -163,10 +163,11 @@ class ReplayPlayer:
         ghost: ``beside``, ``overlay`` or ``off``.
         speed: playback speed.
         title: first line of the on-screen text.
+        shadows: draw shadows (see :class:`~tracker.viewer.stage.Stage`).
     """
 
     def __init__(self, session: ReplaySession, model, balls: Sequence[tuple[float, Sequence[float]]] = (),
-                 ghost: str = "beside", speed: float = 1.0, title: str = "") -> None:
+                 ghost: str = "beside", speed: float = 1.0, title: str = "", shadows: bool = False) -> None:
         from tracker.character.model import load_model
 
         self.session = session
@@ -177,7 +178,7 @@ class ReplayPlayer:
                                   f"give the model it was made with (--model)")
         self.ball_looks = [(float(r), tuple(float(x) for x in rgba)) for r, rgba in balls]
         self.controls = replay_controls(session, float(rec.t[-1]), speed=speed, ghost=ghost)
-        self.stage = Stage(self.model, self.controls, title, rec.dt)
+        self.stage = Stage(self.model, self.controls, title, rec.dt, shadows=shadows)
 
     def close(self) -> None:
         self.stage.close()
