@@ -190,8 +190,11 @@ class Window:
             for s in controls.sliders:
                 self._inputs[s.name] = p.addUserDebugParameter(" " + s.label, s.lo, s.hi, s.value,
                                                                physicsClientId=c)
-            # Parented text is drawn only when its parent has a graphics instance: an invisible speck.
-            speck = p.createVisualShape(p.GEOM_SPHERE, radius=1e-3, rgbaColor=[0, 0, 0, 0], physicsClientId=c)
+            # Parented text is drawn only when its parent has a graphics instance: an invisible speck,
+            # put far behind the eye (the anchor's +z), where it cannot show even while the anchor
+            # lags the camera by a frame.
+            speck = p.createVisualShape(p.GEOM_SPHERE, radius=1e-3, rgbaColor=[0, 0, 0, 0],
+                                        visualFramePosition=[0.0, 0.0, 1000.0], physicsClientId=c)
             self._anchor = p.createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1,
                                              baseVisualShapeIndex=speck, physicsClientId=c)
         self._title = list(title_lines)
@@ -205,6 +208,7 @@ class Window:
         dist, yaw, pitch = CAMERA
         p.resetDebugVisualizerCamera(dist, yaw, pitch, [0.0, 0.0, CAMERA_HEIGHT], physicsClientId=c)
         self._target: np.ndarray | None = None
+        self._view: np.ndarray | None = None  # the view matrix last set by follow (world -> camera)
         self._wait_for_camera()
 
     def _camera(self):
@@ -264,6 +268,9 @@ class Window:
             a = 1.0 - np.exp(-max(elapsed, 0.0) / CAMERA_LAG)
             self._target = self._target + a * (goal - self._target)
         p.resetDebugVisualizerCamera(dist, yaw, pitch, self._target.tolist(), physicsClientId=self.client)
+        # The GUI reports a new camera only after it next draws; the text anchor uses this one now.
+        self._view = np.array(p.computeViewMatrixFromYawPitchRoll(self._target.tolist(), dist, yaw, pitch, 0.0, 2),
+                              dtype=float).reshape(4, 4).T
 
     # -- on-screen text --------------------------------------------------------------------
     def _place_anchor(self) -> tuple[np.ndarray, np.ndarray, tuple[int, int]] | None:
@@ -273,6 +280,8 @@ class Window:
         if cam is None:
             return None
         view, proj = _camera_matrices(cam)
+        if self._view is not None:
+            view = self._view
         inv = np.linalg.inv(view)
         from scipy.spatial.transform import Rotation
 
