@@ -136,6 +136,7 @@ class Simulation:
     def reset(self) -> None:
         q0, v0 = self.reference.sample(self.opt.start)
         self.character.reset_state(q0, v0)
+        self._state = None  # the state read after the last step (None: read it anew)
         self.t = self.opt.start
         if self.scenario is not None:
             self.scenario.reset(self)
@@ -144,7 +145,9 @@ class Simulation:
     def step(self) -> dict:
         """Advance one physics step; returns the row to record."""
         opt, c, dt = self.opt, self.character, self.opt.dt
-        q, v = c.get_state()
+        # The state read after the previous step is still the character's state (only reset()
+        # moves it between steps), so it is not read twice.
+        q, v = self._state if self._state is not None else c.get_state()
         q_next, v_next = self.reference.sample(self.t + dt)
         self.gains = self.gains_fn(self.t, self.base_gains) if self.gains_fn else self.base_gains
         if self.scenario is not None:
@@ -167,6 +170,7 @@ class Simulation:
         if self.scenario is not None:
             self.scenario.after_step(self, self.t)
         q1, v1 = c.get_state()
+        self._state = (q1, v1)
         return {"t": self.t, "q": q1, "v": v1, "q_ref": q_next, "v_ref": v_next, "tau": tau, "kp": self.gains.kp}
 
     def _diverged(self, row: dict) -> str:
