@@ -20,20 +20,26 @@ rotated +90° about X, and every frame is re-expressed in our axes: with
 quaternion ``q = C q_bullet C⁻¹``, angular velocities and torques ``w = C
 w_bullet``, link orientations ``R = R_bullet C⁻¹``.
 
-Dynamics. ``mass_matrix`` and ``bias_forces`` call PyBullet's
-``calculateMassMatrix`` / ``calculateInverseDynamics`` with ``flags=1`` (the
-floating-base, spherical-joint capable path, DeepMimic's RBD code). Its base
-DOFs are already ordered (linear, angular) in the world frame and its joint
-DOFs use the same frames as the joint state, so the velocity transform is the
-identity (up to ``C`` for Y-up models) and the conversion is an index
-selection that drops the padding entries (quaternion slots). Four findings
-about that path (PyBullet 3.2.7), each pinned by a test in
+Dynamics. ``mass_matrix`` and ``bias_forces`` are our own compiled CRBA and
+RNEA (:mod:`tracker.character.rigid_body`) on the tree PyBullet simulates,
+read from PyBullet after loading: about 7 µs for both, against ~135 µs for
+PyBullet's own calls. ``mass_matrix_pybullet`` and ``bias_forces_pybullet``
+keep PyBullet's ``calculateMassMatrix`` / ``calculateInverseDynamics`` with
+``flags=1`` (the floating-base, spherical-joint capable path, DeepMimic's RBD
+code) as a cross-check; the two agree to 1e-12 wherever PyBullet's path is
+right. Its base DOFs are already ordered (linear, angular) in the world frame
+and its joint DOFs use the same frames as the joint state, so the velocity
+transform is the identity (up to ``C`` for Y-up models) and the conversion is
+an index selection that drops the padding entries (quaternion slots). Four
+findings about that path (PyBullet 3.2.7), each pinned by a test in
 ``tests/character/test_dynamics.py`` against the simulator's own response to
 torques:
 
 * it ignores the URDF inertia and rebuilds each body's inertia from its first
-  collision primitive (exact for boxes and spheres); our humanoid is built
-  from boxes and a sphere so both agree (see ``scripts/build_humanoid.py``);
+  collision primitive (exact for boxes and spheres; it also drops the DeepMimic
+  base's 0.1 g); our humanoid is built from boxes and a sphere so both agree
+  (see ``scripts/build_humanoid.py``). Our own dynamics read the inertias PyBullet
+  simulates, so they are right for the DeepMimic humanoid too;
 * its floating-base velocity-product term treats the world angular velocity
   ``w`` as a body-frame one; the bias force is off by ``M[:, 0:3] ((R w) x v
   - w x v)`` (``R`` the base rotation, ``v`` the base linear velocity), which
@@ -81,6 +87,7 @@ from scipy.spatial.transform import Rotation
 
 from tracker.character.layout import Layout
 from tracker.character.model import Model, load_model
+from tracker.character.rigid_body import RigidBodyTree
 from tracker.errors import ModelError
 
 _SELF_COLLISION_FLAGS = {
@@ -105,6 +112,21 @@ def _root_term(quat: np.ndarray, w: np.ndarray, v: np.ndarray) -> np.ndarray:
     rw = (w[0] + 2.0 * c[0], w[1] + 2.0 * c[1], w[2] + 2.0 * c[2])  # R w = w + 2 u x (u x w + s w)
     a, b = _cross(rw, v), _cross(w, v)
     return np.array((a[0] - b[0], a[1] - b[1], a[2] - b[2]))
+
+
+def _unit(quat: np.ndarray) -> np.ndarray:
+    """Quaternions ``(..., 4)`` scaled to unit length."""
+    return quat / np.linalg.norm(quat, axis=-1, keepdims=True)
+
+
+def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product of xyzw quaternions ``(..., 4)`` (broadcast): the rotation ``a`` after ``b``."""
+    ax, ay, az, aw = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bx, by, bz, bw = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    return np.stack((aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw,
+                     aw * bw - ax * bx - ay * by - az * bz), axis=-1)
 
 
 @contextmanager
@@ -190,6 +212,9 @@ class Character:
         self._damped = bool(np.any(self._damping))
         self._cache_key: bytes | None = None
         self._cache_mb: np.ndarray | None = None
+        self._rbd: RigidBodyTree | None = None  # built on first use (after inertias are final)
+        self._vt = self._velocity_transform() if self._convert else None
+        self._cq, self._cq_inv = self._frame.as_quat(), self._frame_inv.as_quat()
 
         # Masses and the kinematic tree (including fixed joints).
         masses = [p.getDynamicsInfo(body_id, k, physicsClientId=cid)[0] for k in range(-1, n)]
@@ -257,6 +282,7 @@ class Character:
         char._configure()
         if mdl.match_dynamics_inertia if match_dynamics_inertia is None else match_dynamics_inertia:
             char._match_dynamics_inertia()
+        char._tree()  # the dynamics kernels loaded now rather than in the first timed step
         if fixed_base:
             # A weld to the world instead of useFixedBase: PyBullet's flags=1 dynamics mis-index fixed-base bodies.
             char._weld = p.createConstraint(body, -1, -1, -1, p.JOINT_FIXED, [0, 0, 0], [0, 0, 0], pos.tolist(),
@@ -324,6 +350,21 @@ class Character:
         for name, inertia in self.dynamics_inertia().items():
             p.changeDynamics(self.body_id, self.link_index(name), localInertiaDiagonal=inertia.tolist(),
                              physicsClientId=self.client_id)
+        self._rbd = None
+
+    def _tree(self) -> RigidBodyTree:
+        """The rigid-body tree PyBullet simulates (masses, inertias, joint frames, gravity)."""
+        if self._rbd is None:
+            q_off = {k: s.q.start for k, s in zip(self._pb_joint, self.layout.joints)}
+            v_off = {k: s.v.start for k, s in zip(self._pb_joint, self.layout.joints)}
+            self._rbd = RigidBodyTree.from_pybullet(p, self.body_id, self.client_id, q_off, v_off)
+        return self._rbd
+
+    def _gravity(self) -> np.ndarray:
+        """The world's gravity now ``(3,)`` m/s² (read each time, as PyBullet's own routines do)."""
+        params = p.getPhysicsEngineParameters(physicsClientId=self.client_id)
+        return np.array((params["gravityAccelerationX"], params["gravityAccelerationY"],
+                         params["gravityAccelerationZ"]))
 
     def remove(self) -> None:
         """Remove the body from the client."""
@@ -494,16 +535,40 @@ class Character:
         """Joint-space inertia ``M(q)`` ``(nv, nv)`` in our layout (default: at the current state)."""
         if q is None:
             q = self.get_state()[0]
+        q = np.asarray(q, dtype=float)
+        if not self._convert:
+            return self._tree().mass_matrix(q)
+        t = self._vt
+        return t.T @ self._tree().mass_matrix(self._q_to_bullet(q)) @ t
+
+    def bias_forces(self, q: np.ndarray | None = None, v: np.ndarray | None = None) -> np.ndarray:
+        """Coriolis, centrifugal, gravity and joint-damping forces ``c(q, v)`` ``(nv,)`` (default: current state)."""
+        if q is None or v is None:
+            q0, v0 = self.get_state()
+            q = q0 if q is None else q
+            v = v0 if v is None else v
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        if self._convert:
+            c = self._vec_from_bullet(self._tree().bias_forces(self._q_to_bullet(q), self._vec_to_bullet(v),
+                                                               self._gravity()))
+        else:
+            c = self._tree().bias_forces(q, v, self._gravity())
+        return c + self._damping * v if self._damped else c
+
+    def mass_matrix_pybullet(self, q: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`mass_matrix` by PyBullet's ``calculateMassMatrix(flags=1)`` (a cross-check; see the module notes)."""
+        if q is None:
+            q = self.get_state()[0]
         mb = self._bullet_mass_matrix(np.asarray(q, dtype=float))
         nv = self.layout.nv
         m = mb.ravel()[self._iv_flat].reshape(nv, nv)
         if self._convert:
-            t = self._velocity_transform()
+            t = self._vt
             m = t.T @ m @ t
         return m
 
-    def bias_forces(self, q: np.ndarray | None = None, v: np.ndarray | None = None) -> np.ndarray:
-        """Coriolis, centrifugal, gravity and joint-damping forces ``c(q, v)`` ``(nv,)`` (default: current state).
+    def bias_forces_pybullet(self, q: np.ndarray | None = None, v: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`bias_forces` by PyBullet (a cross-check).
 
         PyBullet's ``calculateInverseDynamics(flags=1)`` (which returns the
         rigid-body bias whatever acceleration it is given), plus the root
@@ -629,18 +694,22 @@ class Character:
             x[idx] = x[idx] @ self._frame_mat.T
         return x
 
-    def _to_bullet(self, q: np.ndarray, v: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    def _q_to_bullet(self, q: np.ndarray) -> np.ndarray:
+        """``Q C`` for the base quaternion and ``C⁻¹ q C`` for spherical joints (unit quaternions)."""
         qb = np.array(q, dtype=float)
-        qb[3:7] = (Rotation.from_quat(q[3:7]) * self._frame).as_quat()
+        qb[3:7] = _quat_mul(_unit(qb[3:7]), self._cq)
         if self._sph:
             idx = self.layout.sph_q
-            qb[idx] = (self._frame_inv * Rotation.from_quat(q[idx]) * self._frame).as_quat()
-        return qb, (None if v is None else self._vec_to_bullet(v))
+            qb[idx] = _quat_mul(_quat_mul(self._cq_inv, _unit(qb[idx])), self._cq)
+        return qb
+
+    def _to_bullet(self, q: np.ndarray, v: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+        return self._q_to_bullet(q), (None if v is None else self._vec_to_bullet(v))
 
     def _from_bullet(self, qb: np.ndarray, vb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         q = np.array(qb, dtype=float)
-        q[3:7] = (Rotation.from_quat(qb[3:7]) * self._frame_inv).as_quat()
+        q[3:7] = _quat_mul(_unit(q[3:7]), self._cq_inv)
         if self._sph:
             idx = self.layout.sph_q
-            q[idx] = (self._frame * Rotation.from_quat(qb[idx]) * self._frame_inv).as_quat()
+            q[idx] = _quat_mul(_quat_mul(self._cq, _unit(q[idx])), self._cq_inv)
         return q, self._vec_from_bullet(vb)
