@@ -274,13 +274,21 @@ def _dofs(kind):
 
 
 @njit(cache=True)
-def _mass_matrix(itab, ftab, q, nv):
+def _frames(itab, ftab, q, nv):
+    """Kinematics and motion subspaces at ``q``: ``(rl, rc, piv, x, s, body)``."""
     nb = itab.shape[0]
     rl, rc = np.empty((nb, 3, 3)), np.empty((nb, 3, 3))
     piv, x = np.empty((nb, 3)), np.empty((nb, 3))
     _kinematics(itab, ftab, q, rl, rc, piv, x)
     s, body = np.empty((nv, 6)), np.empty(nv, dtype=np.int64)
     _motion_subspaces(itab, ftab, rl, piv, s, body)
+    return rl, rc, piv, x, s, body
+
+
+@njit(cache=True)
+def _mass_matrix(itab, ftab, q, nv):
+    nb = itab.shape[0]
+    rl, rc, piv, x, s, body = _frames(itab, ftab, q, nv)
     # Composite spatial inertia about the base's centre of mass: [[I + m [c]x [c]x^T, m [c]x], [m [c]x^T, m]].
     comp = np.zeros((nb, 6, 6))
     iw = np.empty((3, 3))
@@ -333,12 +341,7 @@ def _cross(a0, a1, a2, b0, b1, b2):
 @njit(cache=True)
 def _bias(itab, ftab, q, v, gravity):
     nb = itab.shape[0]
-    nv = v.shape[0]
-    rl, rc = np.empty((nb, 3, 3)), np.empty((nb, 3, 3))
-    piv, x = np.empty((nb, 3)), np.empty((nb, 3))
-    _kinematics(itab, ftab, q, rl, rc, piv, x)
-    s, body = np.empty((nv, 6)), np.empty(nv, dtype=np.int64)
-    _motion_subspaces(itab, ftab, rl, piv, s, body)
+    rl, rc, piv, x, s, body = _frames(itab, ftab, q, v.shape[0])
     w, alpha, acc = np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((nb, 3))
     force, moment = np.zeros((nb, 3)), np.zeros((nb, 3))  # moment about the base's centre of mass
     iw = np.empty((3, 3))
@@ -395,8 +398,8 @@ def _bias(itab, ftab, q, v, gravity):
         for i in range(3):
             force[par, i] += force[b, i]
             moment[par, i] += moment[b, i]
-    c = np.empty(nv)
-    for k in range(nv):
+    c = np.empty(v.shape[0])
+    for k in range(v.shape[0]):
         b = body[k]
         c[k] = (s[k, 0] * moment[b, 0] + s[k, 1] * moment[b, 1] + s[k, 2] * moment[b, 2]
                 + s[k, 3] * force[b, 0] + s[k, 4] * force[b, 1] + s[k, 5] * force[b, 2])
