@@ -143,6 +143,44 @@ def bench_retarget(args: argparse.Namespace) -> list[Row]:
     ]
 
 
+@section("dynamics")
+def bench_dynamics(args: argparse.Namespace) -> list[Row]:
+    """M(q) and c(q, v) at one state: our compiled CRBA/RNEA vs PyBullet's calculateMassMatrix/InverseDynamics."""
+    import tracker.sim.quiet  # noqa: F401  (pybullet's banner silenced)
+    import pybullet as p
+
+    from tracker.character.character import Character
+
+    rows: list[Row] = []
+    client = p.connect(p.DIRECT)
+    try:
+        for name in ("humanoid", "deepmimic"):
+            char = Character.load(client, name)
+            q, v = char.get_state()
+            v = np.random.default_rng(0).normal(size=char.layout.nv)
+
+            def ours():
+                return char.mass_matrix(q), char.bias_forces(q, v)
+
+            def pybullet():
+                char._cache_key = None  # PyBullet's mass matrix is cached per q; time a fresh one
+                return char.mass_matrix_pybullet(q), char.bias_forces_pybullet(q, v)
+
+            n = 200
+            t_ours, (m1, _) = best_time(lambda: [ours() for _ in range(n)][-1], args.repeat)
+            t_pb, (m2, _) = best_time(lambda: [pybullet() for _ in range(n)][-1], args.repeat)
+            diff = float(np.abs(m1 - m2).max())
+            rows += [
+                Row(f"{name}: ours, M + c", t_ours / n, note=f"nv = {char.layout.nv}"),
+                Row(f"{name}: PyBullet, M + c", t_pb / n, note=f"max |M_ours - M_pybullet| = {diff:.1e}"),
+                Row(f"{name}: PyBullet / ours", ratio=t_pb / t_ours),
+            ]
+            char.remove()
+    finally:
+        p.disconnect(client)
+    return rows
+
+
 def _sim_cases(model_name: str, clip, dt: float, steps: int, repeat: int) -> dict[str, tuple[float, str]]:
     """Seconds per step of spd / native / pd / a bare stepSimulation loop on one model and clip."""
     import tracker.sim.quiet  # noqa: F401  (pybullet's banner silenced)

@@ -214,7 +214,9 @@ class Character:
         self._cache_mb: np.ndarray | None = None
         self._rbd: RigidBodyTree | None = None  # built on first use (after inertias are final)
         self._vt = self._velocity_transform() if self._convert else None
-        self._cq, self._cq_inv = self._frame.as_quat(), self._frame_inv.as_quat()
+        # Right-multiplication by C (and C⁻¹) as 4x4 matrices on xyzw quaternions.
+        self._right_c = _quat_mul(np.eye(4), self._frame.as_quat()).T
+        self._right_c_inv = _quat_mul(np.eye(4), self._frame_inv.as_quat()).T
 
         # Masses and the kinematic tree (including fixed joints).
         masses = [p.getDynamicsInfo(body_id, k, physicsClientId=cid)[0] for k in range(-1, n)]
@@ -695,12 +697,18 @@ class Character:
         return x
 
     def _q_to_bullet(self, q: np.ndarray) -> np.ndarray:
-        """``Q C`` for the base quaternion and ``C⁻¹ q C`` for spherical joints (unit quaternions)."""
+        """``Q C`` for the base quaternion and ``C⁻¹ q C`` for spherical joints (unit quaternions).
+
+        Both are linear in the quaternion: ``Q C`` is a fixed 4x4 matrix times ``Q``, and
+        conjugation by ``C`` rotates the vector part by ``C⁻¹`` and keeps the scalar part.
+        """
         qb = np.array(q, dtype=float)
-        qb[3:7] = _quat_mul(_unit(qb[3:7]), self._cq)
+        qb[3:7] = self._right_c @ _unit(qb[3:7])
         if self._sph:
             idx = self.layout.sph_q
-            qb[idx] = _quat_mul(_quat_mul(self._cq_inv, _unit(qb[idx])), self._cq)
+            sub = _unit(qb[idx])
+            sub[:, 0:3] = sub[:, 0:3] @ self._frame_mat  # rows times C == C^T applied to each row
+            qb[idx] = sub
         return qb
 
     def _to_bullet(self, q: np.ndarray, v: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
@@ -708,8 +716,10 @@ class Character:
 
     def _from_bullet(self, qb: np.ndarray, vb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         q = np.array(qb, dtype=float)
-        q[3:7] = _quat_mul(_unit(q[3:7]), self._cq_inv)
+        q[3:7] = self._right_c_inv @ _unit(q[3:7])
         if self._sph:
             idx = self.layout.sph_q
-            q[idx] = _quat_mul(_quat_mul(self._cq, _unit(q[idx])), self._cq_inv)
+            sub = _unit(q[idx])
+            sub[:, 0:3] = sub[:, 0:3] @ self._frame_mat.T
+            q[idx] = sub
         return q, self._vec_from_bullet(vb)
