@@ -333,3 +333,47 @@ def test_bias_forces_follow_the_worlds_gravity_when_it_changes(client):
         c = char.bias_forces(q, np.zeros_like(v))
         assert c[0:3] == pytest.approx([0.0, 0.0, -char.total_mass * g], abs=1e-9)
         assert np.allclose(c, char.bias_forces_pybullet(q, np.zeros_like(v)), atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["humanoid", "deepmimic"])
+def test_dynamics_refuse_inputs_of_the_wrong_size_or_a_zero_quaternion(client, name):
+    """The compiled kernels do no bounds checks: wrong shapes must be stopped before them."""
+    char = Character.load(client, name)
+    q, v = char.get_state()
+    with pytest.raises(ValueError, match="expected q"):
+        char.mass_matrix(q[:-1])
+    with pytest.raises(ValueError, match="expected v"):
+        char.bias_forces(q, v[:12])
+    bad = q.copy()
+    bad[3:7] = 0.0
+    with pytest.raises(ValueError, match="quaternion"):
+        char.reset_state(bad)
+    frozen = q.copy()
+    frozen.setflags(write=False)  # e.g. a frame of a read-only reference
+    assert np.array_equal(char.mass_matrix(frozen), char.mass_matrix(q))
+
+
+def test_refresh_dynamics_follows_a_change_of_mass_and_inertia(client):
+    """After changeDynamics, refresh_dynamics() brings M, c and the mass tables back to what PyBullet
+    simulates (checked against the simulator's response to torques)."""
+    p.setPhysicsEngineParameter(fixedTimeStep=DT_FD, physicsClientId=client)
+    char = Character.load(client, "humanoid")
+    thigh = char.link_index("left_thigh")
+    mass = char.link_masses["left_thigh"]
+    p.changeDynamics(char.body_id, thigh, mass=2 * mass, localInertiaDiagonal=[0.3, 0.3, 0.05],
+                     physicsClientId=client)
+    assert char.mass_matrix()[0, 0] == pytest.approx(70.0, abs=1e-9)  # stale until refreshed
+    char.refresh_dynamics()
+    assert char.total_mass == pytest.approx(70.0 + mass, abs=1e-9)
+    assert char.supported_mass["left_hip"] == pytest.approx(char.link_masses["left_thigh"] + char.link_masses[
+        "left_shin"] + char.link_masses["left_foot"], abs=1e-9)
+    rng = np.random.default_rng(4)
+    q, v = random_state(char, rng)
+    char.reset_state(q, v)
+    q0, v0 = char.get_state()
+    tau = rng.normal(size=char.layout.nv) * 2.0
+    a_pred = np.linalg.solve(char.mass_matrix(q0), tau - char.bias_forces(q0, v0))
+    char.apply_torques(tau)
+    p.stepSimulation(physicsClientId=client)
+    a_sim = (char.get_state()[1] - v0) / DT_FD
+    assert np.abs(a_sim - a_pred).max() <= TOL_FD["humanoid"] * np.abs(a_pred).max()

@@ -22,12 +22,13 @@ w_bullet``, link orientations ``R = R_bullet C⁻¹``.
 
 Dynamics. ``mass_matrix`` and ``bias_forces`` are our own compiled CRBA and
 RNEA (:mod:`tracker.character.rigid_body`) on the tree PyBullet simulates,
-read from PyBullet after loading: about 7 µs for both, against ~135 µs for
-PyBullet's own calls. ``mass_matrix_pybullet`` and ``bias_forces_pybullet``
+read from PyBullet after loading (:meth:`Character.refresh_dynamics` re-reads
+it after a ``changeDynamics``): about 10 µs for both on our humanoid, against
+~135 µs for PyBullet's own calls (``scripts/bench.py --only dynamics``). ``mass_matrix_pybullet`` and ``bias_forces_pybullet``
 keep PyBullet's ``calculateMassMatrix`` / ``calculateInverseDynamics`` with
 ``flags=1`` (the floating-base, spherical-joint capable path, DeepMimic's RBD
 code) as a cross-check; the two agree to 1e-12 wherever PyBullet's path is
-right. Its base DOFs are already ordered (linear, angular) in the world frame
+right (on DeepMimic they differ by the 0.1 g base link PyBullet's path drops). Its base DOFs are already ordered (linear, angular) in the world frame
 and its joint DOFs use the same frames as the joint state, so the velocity
 transform is the identity (up to ``C`` for Y-up models) and the conversion is
 an index selection that drops the padding entries (quaternion slots). Four
@@ -115,8 +116,15 @@ def _root_term(quat: np.ndarray, w: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def _unit(quat: np.ndarray) -> np.ndarray:
-    """Quaternions ``(..., 4)`` scaled to unit length."""
-    return quat / np.linalg.norm(quat, axis=-1, keepdims=True)
+    """Quaternions ``(..., 4)`` scaled to unit length.
+
+    Raises:
+        ValueError: a quaternion is zero (norm below 1e-12) or not finite.
+    """
+    norm = np.linalg.norm(quat, axis=-1, keepdims=True)
+    if not (norm > 1e-12).all() or not np.isfinite(norm).all():
+        raise ValueError("zero-norm or non-finite quaternion in q")
+    return quat / norm
 
 
 def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -218,17 +226,10 @@ class Character:
         self._right_c = _quat_mul(np.eye(4), self._frame.as_quat()).T
         self._right_c_inv = _quat_mul(np.eye(4), self._frame_inv.as_quat()).T
 
-        # Masses and the kinematic tree (including fixed joints).
-        masses = [p.getDynamicsInfo(body_id, k, physicsClientId=cid)[0] for k in range(-1, n)]
-        self.link_masses: dict[str, float] = dict(zip(self.link_names, map(float, masses)))
-        self.total_mass = float(sum(masses))
-        parent = {i[12].decode(): self.link_names[i[16] + 1] for i in infos}
-        subtree = dict(self.link_masses)
-        for name in reversed(self.link_names[1:]):  # children come after their parents in PyBullet order
-            subtree[parent[name]] += subtree[name]
-        child_of_joint = {i[1].decode(): i[12].decode() for i in infos}
-        #: Mass carried by each actuated joint: its child link and everything outboard, kg.
-        self.supported_mass: dict[str, float] = {s.name: subtree[child_of_joint[s.name]] for s in self.layout.joints}
+        # The kinematic tree (including fixed joints), for the masses.
+        self._parent_link = {i[12].decode(): self.link_names[i[16] + 1] for i in infos}
+        self._child_of_joint = {i[1].decode(): i[12].decode() for i in infos}
+        self._read_masses()
         self._joint_limits_urdf = {i[1].decode(): (i[8], i[9]) for i in infos if i[2] == p.JOINT_REVOLUTE}
         di = p.getDynamicsInfo(body_id, -1, physicsClientId=cid)
         self._base_inertial = (np.array(di[3]), Rotation.from_quat(di[4]))
@@ -352,10 +353,33 @@ class Character:
         for name, inertia in self.dynamics_inertia().items():
             p.changeDynamics(self.body_id, self.link_index(name), localInertiaDiagonal=inertia.tolist(),
                              physicsClientId=self.client_id)
+        self.refresh_dynamics()
+
+    def _read_masses(self) -> None:
+        masses = [p.getDynamicsInfo(self.body_id, k, physicsClientId=self.client_id)[0]
+                  for k in range(-1, len(self.link_names) - 1)]
+        self.link_masses: dict[str, float] = dict(zip(self.link_names, map(float, masses)))
+        self.total_mass = float(sum(masses))
+        subtree = dict(self.link_masses)
+        for name in reversed(self.link_names[1:]):  # children come after their parents in PyBullet order
+            subtree[self._parent_link[name]] += subtree[name]
+        #: Mass carried by each actuated joint: its child link and everything outboard, kg.
+        self.supported_mass: dict[str, float] = {
+            s.name: subtree[self._child_of_joint[s.name]] for s in self.layout.joints}
+
+    def refresh_dynamics(self) -> None:
+        """Re-read masses and inertias from PyBullet after changing them with ``changeDynamics``.
+
+        :meth:`mass_matrix`, :meth:`bias_forces`, :attr:`link_masses`, :attr:`total_mass` and
+        :attr:`supported_mass` are read once at load; call this after any change of a link's
+        mass, inertia or inertial frame. (Gravity is read on every call; nothing to refresh.)
+        """
+        self._read_masses()
         self._rbd = None
+        self._tree()
 
     def _tree(self) -> RigidBodyTree:
-        """The rigid-body tree PyBullet simulates (masses, inertias, joint frames, gravity)."""
+        """The rigid-body tree PyBullet simulates (masses, inertias, joint frames), built once."""
         if self._rbd is None:
             q_off = {k: s.q.start for k, s in zip(self._pb_joint, self.layout.joints)}
             v_off = {k: s.v.start for k, s in zip(self._pb_joint, self.layout.joints)}
@@ -458,6 +482,9 @@ class Character:
         v = np.zeros(lay.nv) if v is None else np.asarray(v, dtype=float)
         if q.shape != (lay.nq,) or v.shape != (lay.nv,):
             raise ValueError(f"expected q ({lay.nq},) and v ({lay.nv},), got {q.shape} and {v.shape}")
+        _unit(q[3:7])
+        if self._sph:
+            _unit(q[lay.sph_q])  # raises on a zero or non-finite quaternion
         qb, vb = self._to_bullet(q, v) if self._convert else (q, v)
         b, cid = self.body_id, self.client_id
         p.resetBasePositionAndOrientation(b, qb[0:3].tolist(), qb[3:7].tolist(), physicsClientId=cid)
@@ -538,6 +565,7 @@ class Character:
         if q is None:
             q = self.get_state()[0]
         q = np.asarray(q, dtype=float)
+        self._check_shapes(q)
         if not self._convert:
             return self._tree().mass_matrix(q)
         t = self._vt
@@ -550,12 +578,20 @@ class Character:
             q = q0 if q is None else q
             v = v0 if v is None else v
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        self._check_shapes(q, v)
         if self._convert:
             c = self._vec_from_bullet(self._tree().bias_forces(self._q_to_bullet(q), self._vec_to_bullet(v),
                                                                self._gravity()))
         else:
             c = self._tree().bias_forces(q, v, self._gravity())
         return c + self._damping * v if self._damped else c
+
+    def _check_shapes(self, q: np.ndarray, v: np.ndarray | None = None) -> None:
+        lay = self.layout
+        if q.shape != (lay.nq,):
+            raise ValueError(f"expected q ({lay.nq},), got shape {q.shape}")
+        if v is not None and v.shape != (lay.nv,):
+            raise ValueError(f"expected v ({lay.nv},), got shape {v.shape}")
 
     def mass_matrix_pybullet(self, q: np.ndarray | None = None) -> np.ndarray:
         """:meth:`mass_matrix` by PyBullet's ``calculateMassMatrix(flags=1)`` (a cross-check; see the module notes)."""

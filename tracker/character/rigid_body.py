@@ -65,11 +65,12 @@ class RigidBodyTree:
             the joint frame (3), the centre of mass in the link frame (3), the
             inertial frame's orientation in the link frame (3×3), mass (1),
             principal moments of inertia (3).
-        nv: size of ``v``.
+        nq, nv: sizes of ``q`` and ``v``.
     """
 
     itab: np.ndarray
     ftab: np.ndarray
+    nq: int
     nv: int
 
     @classmethod
@@ -105,16 +106,18 @@ class RigidBodyTree:
             ftab[b, _D:_D + 3] = ji[14]
             ftab[b, _RPJ:_RPJ + 9] = np.array(p.getMatrixFromQuaternion(ji[15])).reshape(9)
             ftab[b, _AX:_AX + 3] = ji[13]
-        nv = 6 + sum(3 if k == SPHERICAL else 1 for k in itab[1:, 1] if k in (REVOLUTE, SPHERICAL))
+        kinds = list(itab[1:, 1])
+        nq = 7 + 4 * kinds.count(SPHERICAL) + kinds.count(REVOLUTE)
+        nv = 6 + 3 * kinds.count(SPHERICAL) + kinds.count(REVOLUTE)
         for a in (itab, ftab):
             a.setflags(write=False)
-        tree = cls(itab, ftab, nv)
+        tree = cls(itab, ftab, nq, nv)
         tree.warm_up()
         return tree
 
     def warm_up(self) -> None:
         """Load (or compile, on the first run after installing) the kernels now, not in a timed loop."""
-        q = np.zeros(int(self.itab[:, 2].max()) + 4)
+        q = np.zeros(self.nq)
         q[6] = 1.0
         for b in range(1, self.itab.shape[0]):
             if self.itab[b, 1] == SPHERICAL:
@@ -123,21 +126,49 @@ class RigidBodyTree:
         self.bias_forces(q, np.zeros(self.nv), np.zeros(3))
 
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
-        """Joint-space inertia ``M(q)`` ``(nv, nv)``."""
-        return _mass_matrix(self.itab, self.ftab, np.ascontiguousarray(q, dtype=np.float64), self.nv)
+        """Joint-space inertia ``M(q)`` ``(nv, nv)``.
+
+        Raises:
+            ValueError: ``q`` is not ``(nq,)`` (the kernels do no bounds checks).
+        """
+        return _mass_matrix(self.itab, self.ftab, _kernel_input(q, self.nq, "q"), self.nv)
 
     def bias_forces(self, q: np.ndarray, v: np.ndarray, gravity: np.ndarray) -> np.ndarray:
         """Coriolis, centrifugal and gravity forces ``c(q, v)`` ``(nv,)`` (no joint damping) under world
-        ``gravity`` ``(3,)`` m/s²."""
-        return _bias(self.itab, self.ftab, np.ascontiguousarray(q, dtype=np.float64),
-                     np.ascontiguousarray(v, dtype=np.float64), np.asarray(gravity, dtype=np.float64))
+        ``gravity`` ``(3,)`` m/s².
+
+        Raises:
+            ValueError: ``q``, ``v`` or ``gravity`` has the wrong shape.
+        """
+        return _bias(self.itab, self.ftab, _kernel_input(q, self.nq, "q"), _kernel_input(v, self.nv, "v"),
+                     _kernel_input(gravity, 3, "gravity"))
+
+
+def _kernel_input(x, n: int, name: str) -> np.ndarray:
+    """``x`` as a writable, contiguous float64 ``(n,)`` array (one compiled signature for every caller)."""
+    x = np.require(x, np.float64, "CW")
+    if x.shape != (n,):
+        raise ValueError(f"expected {name} ({n},), got shape {x.shape}")
+    return x
+
+
+def _jit(fn):
+    """``numba.njit`` with an on-disk cache where one can be written, else compiled in memory.
+
+    numba caches next to this module, or in ``~/.cache/numba`` (or ``NUMBA_CACHE_DIR``) when the
+    package folder is read-only; with neither writable it would refuse to decorate at all.
+    """
+    try:
+        return njit(cache=True)(fn)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        return njit(fn)
 
 
 # --- compiled kernels -------------------------------------------------------------------------------
 # Written with scalar loops: numba turns small-array temporaries and 3x3 ``@`` into allocations and
 # BLAS calls that cost more than the arithmetic.
 
-@njit(cache=True)
+@_jit
 def _quat_matrix(x, y, z, w, r):
     n = x * x + y * y + z * z + w * w
     s = 2.0 / n if n > 0.0 else 0.0
@@ -152,7 +183,7 @@ def _quat_matrix(x, y, z, w, r):
     r[2, 2] = 1.0 - s * (x * x + y * y)
 
 
-@njit(cache=True)
+@_jit
 def _axis_angle_matrix(ftab, b, angle, r):
     c, s = np.cos(angle), np.sin(angle)
     t = 1.0 - c
@@ -168,14 +199,14 @@ def _axis_angle_matrix(ftab, b, angle, r):
     r[2, 2] = t * z * z + c
 
 
-@njit(cache=True)
+@_jit
 def _mul33(a, b, out):
     for i in range(3):
         for j in range(3):
             out[i, j] = a[i, 0] * b[0, j] + a[i, 1] * b[1, j] + a[i, 2] * b[2, j]
 
 
-@njit(cache=True)
+@_jit
 def _mul33_tab(a, ftab, b, col, out):
     """``out = a @ ftab[b, col:col+9].reshape(3, 3)``."""
     for i in range(3):
@@ -184,7 +215,7 @@ def _mul33_tab(a, ftab, b, col, out):
                          + a[i, 2] * ftab[b, col + 6 + j])
 
 
-@njit(cache=True)
+@_jit
 def _kinematics(itab, ftab, q, rl, rc, piv, x):
     """World link-frame rotations, centre-of-mass frame rotations, pivots and centres of mass."""
     nb = itab.shape[0]
@@ -217,7 +248,7 @@ def _kinematics(itab, ftab, q, rl, rc, piv, x):
                                    + rl[b, i, 2] * ftab[b, _E + 2])
 
 
-@njit(cache=True)
+@_jit
 def _set_rotation_subspace(s, k, u0, u1, u2, piv, b, origin):
     """``s[k] = (u, u x (origin - pivot))``."""
     d0, d1, d2 = origin[0] - piv[b, 0], origin[1] - piv[b, 1], origin[2] - piv[b, 2]
@@ -227,7 +258,7 @@ def _set_rotation_subspace(s, k, u0, u1, u2, piv, b, origin):
     s[k, 5] = u0 * d1 - u1 * d0
 
 
-@njit(cache=True)
+@_jit
 def _motion_subspaces(itab, ftab, rl, piv, s, body):
     """Each DOF's world motion subspace about the base's centre of mass ``(nv, 6)``, and its body."""
     s[:] = 0.0
@@ -251,7 +282,7 @@ def _motion_subspaces(itab, ftab, rl, piv, s, body):
                 body[vi + i] = b
 
 
-@njit(cache=True)
+@_jit
 def _world_inertia(ftab, rc, b, out):
     """``out = R diag(I) R^T`` of body ``b``."""
     for i in range(3):
@@ -262,7 +293,7 @@ def _world_inertia(ftab, rc, b, out):
             out[j, i] = val
 
 
-@njit(cache=True)
+@_jit
 def _dofs(kind):
     if kind == BASE:
         return 6
@@ -273,7 +304,7 @@ def _dofs(kind):
     return 0
 
 
-@njit(cache=True)
+@_jit
 def _frames(itab, ftab, q, nv):
     """Kinematics and motion subspaces at ``q``: ``(rl, rc, piv, x, s, body)``."""
     nb = itab.shape[0]
@@ -285,7 +316,7 @@ def _frames(itab, ftab, q, nv):
     return rl, rc, piv, x, s, body
 
 
-@njit(cache=True)
+@_jit
 def _mass_matrix(itab, ftab, q, nv):
     nb = itab.shape[0]
     rl, rc, piv, x, s, body = _frames(itab, ftab, q, nv)
@@ -333,12 +364,12 @@ def _mass_matrix(itab, ftab, q, nv):
     return mm
 
 
-@njit(cache=True)
+@_jit
 def _cross(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
-@njit(cache=True)
+@_jit
 def _bias(itab, ftab, q, v, gravity):
     nb = itab.shape[0]
     rl, rc, piv, x, s, body = _frames(itab, ftab, q, v.shape[0])
