@@ -377,3 +377,23 @@ def test_refresh_dynamics_follows_a_change_of_mass_and_inertia(client):
     p.stepSimulation(physicsClientId=client)
     a_sim = (char.get_state()[1] - v0) / DT_FD
     assert np.abs(a_sim - a_pred).max() <= TOL_FD["humanoid"] * np.abs(a_pred).max()
+
+
+def test_kernels_compile_in_memory_when_no_cache_folder_is_writable(monkeypatch):
+    """numba refuses cache=True at decoration time when neither the package folder nor a user cache
+    folder is writable (a read-only install run by a user without a home); we then compile in memory."""
+    import numba
+
+    import tracker.character.rigid_body as rb
+
+    def njit(*args, **kwargs):
+        if kwargs.get("cache"):
+            raise RuntimeError("cannot cache function 'f': no locator available for file 'x.py'")
+        return numba.njit(*args, **kwargs)
+
+    monkeypatch.setattr(rb, "njit", njit)
+
+    def twice(x):
+        return 2.0 * x
+
+    assert rb._jit(twice)(1.5) == 3.0
