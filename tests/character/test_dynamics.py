@@ -46,6 +46,13 @@ def _raw_inverse_dynamics(char: Character, q, v, a) -> np.ndarray:
     return np.array(tau)[idx]
 
 
+def _simulated_acceleration(char: Character, tau: np.ndarray, v0: np.ndarray) -> np.ndarray:
+    """Apply ``tau`` for one DT_FD step of the simulator and return ``(v1 - v0) / DT_FD``."""
+    char.apply_torques(tau)
+    p.stepSimulation(physicsClientId=char.client_id)
+    return (char.get_state()[1] - v0) / DT_FD
+
+
 @pytest.mark.parametrize("name", ["humanoid", "deepmimic"])
 def test_mass_matrix_is_symmetric_positive_definite_at_random_states(client, name):
     char = Character.load(client, name)
@@ -91,9 +98,7 @@ def test_own_dynamics_match_the_simulator_where_pybullets_routine_does_not(clien
         tau = rng.normal(size=char.layout.nv) * 2.0
         a_own = np.linalg.solve(char.mass_matrix(q0), tau - char.bias_forces(q0, v0))
         a_pb = np.linalg.solve(char.mass_matrix_pybullet(q0), tau - char.bias_forces_pybullet(q0, v0))
-        char.apply_torques(tau)
-        p.stepSimulation(physicsClientId=client)
-        a_sim = (char.get_state()[1] - v0) / DT_FD
+        a_sim = _simulated_acceleration(char, tau, v0)
         scale = np.abs(a_sim).max()
         assert np.abs(a_sim - a_own).max() <= TOL_FD["deepmimic"] * scale
         assert np.abs(a_sim - a_pb).max() > 1e-2 * scale
@@ -146,9 +151,7 @@ def test_inverse_dynamics_torques_give_the_requested_acceleration_in_pybullet(cl
         a = rng.normal(size=char.layout.nv) * 20.0
         tau = char.mass_matrix(q0) @ a + char.bias_forces(q0, v0)
         assert np.allclose(char.inverse_dynamics(a, q0, v0), tau, rtol=1e-12, atol=1e-9)
-        char.apply_torques(tau)
-        p.stepSimulation(physicsClientId=client)
-        a_sim = (char.get_state()[1] - v0) / DT_FD
+        a_sim = _simulated_acceleration(char, tau, v0)
         assert np.abs(a_sim - a).max() <= TOL_FD[name] * np.abs(a).max()
 
 
@@ -170,9 +173,7 @@ def test_forward_dynamics_of_a_floating_base_match_the_simulator(client, name):
         tau = rng.normal(size=char.layout.nv) * 2.0
         tau[0:6] *= 20.0  # a base wrench of tens of N
         a_pred = np.linalg.solve(char.mass_matrix(q0), tau - char.bias_forces(q0, v0))
-        char.apply_torques(tau)
-        p.stepSimulation(physicsClientId=client)
-        a_sim = (char.get_state()[1] - v0) / DT_FD
+        a_sim = _simulated_acceleration(char, tau, v0)
         assert np.abs(a_sim - a_pred).max() <= TOL_FD[name] * np.abs(a_pred).max()
 
 
@@ -373,9 +374,7 @@ def test_refresh_dynamics_follows_a_change_of_mass_and_inertia(client):
     q0, v0 = char.get_state()
     tau = rng.normal(size=char.layout.nv) * 2.0
     a_pred = np.linalg.solve(char.mass_matrix(q0), tau - char.bias_forces(q0, v0))
-    char.apply_torques(tau)
-    p.stepSimulation(physicsClientId=client)
-    a_sim = (char.get_state()[1] - v0) / DT_FD
+    a_sim = _simulated_acceleration(char, tau, v0)
     assert np.abs(a_sim - a_pred).max() <= TOL_FD["humanoid"] * np.abs(a_pred).max()
 
 
