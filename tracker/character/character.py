@@ -24,15 +24,17 @@ Dynamics. ``mass_matrix`` and ``bias_forces`` are our own compiled CRBA and
 RNEA (:mod:`tracker.character.rigid_body`) on the tree PyBullet simulates,
 read from PyBullet after loading (:meth:`Character.refresh_dynamics` re-reads
 it after a ``changeDynamics``): about 10 µs for both on our humanoid, against
-~135 µs for PyBullet's own calls (``scripts/bench.py --only dynamics``). ``mass_matrix_pybullet`` and ``bias_forces_pybullet``
-keep PyBullet's ``calculateMassMatrix`` / ``calculateInverseDynamics`` with
-``flags=1`` (the floating-base, spherical-joint capable path, DeepMimic's RBD
-code) as a cross-check; the two agree to 1e-12 wherever PyBullet's path is
-right (on DeepMimic they differ by the 0.1 g base link PyBullet's path drops). Its base DOFs are already ordered (linear, angular) in the world frame
-and its joint DOFs use the same frames as the joint state, so the velocity
-transform is the identity (up to ``C`` for Y-up models) and the conversion is
-an index selection that drops the padding entries (quaternion slots). Four
-findings about that path (PyBullet 3.2.7), each pinned by a test in
+~135 µs for PyBullet's own calls (``scripts/bench.py --only dynamics``).
+``mass_matrix_pybullet`` and ``bias_forces_pybullet`` keep PyBullet's
+``calculateMassMatrix`` / ``calculateInverseDynamics`` with ``flags=1`` (the
+floating-base, spherical-joint capable path, DeepMimic's RBD code) as a
+cross-check; the two agree to 1e-12 wherever PyBullet's path is right (on
+DeepMimic they differ by the 0.1 g base link PyBullet's path drops). Its base
+DOFs are already ordered (linear, angular) in the world frame and its joint
+DOFs use the same frames as the joint state, so the velocity transform is the
+identity (up to ``C`` for Y-up models) and the conversion is an index
+selection that drops the padding entries (quaternion slots). Four findings
+about that path (PyBullet 3.2.7), each pinned by a test in
 ``tests/character/test_dynamics.py`` against the simulator's own response to
 torques:
 
