@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "sweep": "sweep",
     "play": "play",
     "replay": "replay",
+    "reproduce": "reproduce",
 }
 
 

@@ -22,7 +22,7 @@ Why the default is ``semi_implicit``: under symplectic Euler the explicit
 prediction with ``kd = kp·dt`` is only stable while ``kp·dt²/m < 4`` (1-DOF
 analysis; on the two-link pendulum it diverges from ``kp = 3000`` at 1/60 s),
 whereas the semi-implicit one is implicit Euler on the servo spring and stays
-stable at any gain (``scripts/reproduce_tan2011.py``, "SPD prediction vs
+stable at any gain (``tracker reproduce tan2011``, "SPD prediction vs
 integrator"). Under explicit Euler both are stable.
 
 Both are then clipped to the torque limits. Passive DOFs (e.g. a free root)

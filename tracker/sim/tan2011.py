@@ -16,7 +16,7 @@ unreadable is pinned down from its own numbers:
   convergence holds only with it.
 * PD servos toward ``q̄(t_n)`` (the paper's eq. 1 and 4), SPD toward
   ``q̄(t_{n+1})`` (eq. 5). The tables confirm it: PD fed ``q̄(t_{n+1})`` fits
-  them clearly worse (see ``scripts/reproduce_tan2011.py``).
+  them clearly worse (see ``tracker reproduce tan2011``).
 * The pendulum starts on the reference, ``q = (1, 2)``, ``v = 0``.
 
 The pendulum's masses and lengths are not given. We use gravity 9.81 m/s²,
