@@ -152,3 +152,44 @@ def test_humanoid_per_step_error_equals_each_joints_prediction_without_contact(d
         sim.close()
     assert worst < 1e-9
     assert moved > 1e-6  # the predictions are not trivially zero
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["track", "CLIP", "--controller", "analytic_pd", "--gain-scale", "-1"], "--gain-scale must be > 0"),
+    (["track", "CLIP", "--controller", "analytic_pd", "--root", "free"], "free-root partition"),
+    (["track", "CLIP", "--controller", "analytic_pd", "--prediction", "foo"], "prediction 'foo'"),
+    (["run", "CONFIG", "--set", "controller.name=analytic_pd", "--set", "root.mode=free"], "free-root partition"),
+    (["run", "CONFIG", "--set", "controller.name=analytic_pd", "--set", "controller.analytic.prediction=x"],
+     "controller.analytic.prediction"),
+    (["run", "CONFIG", "--set", "controller.name=analytic_pd", "--set", "controller.gains.k_t=-5"],
+     "controller.gains.k_t: must be >= 0"),
+])
+def test_bad_options_give_one_line_and_status_2(argv, message, capsys, tmp_path):
+    from tests.sim.test_tracking import MOCAP
+    from tracker.cli import main
+    from tracker.paths import CONFIG_DIR
+
+    argv = [str(MOCAP / "cmu_02_01_walk.bvh") if a == "CLIP" else str(CONFIG_DIR / "soccer_light.yaml")
+            if a == "CONFIG" else a for a in argv]
+    if argv[0] == "run":
+        argv += ["--out", str(tmp_path / "out")]
+    assert main(argv + (["--duration", "0.1"] if argv[0] == "track" else [])) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("mode, zeta, tv", [("doubled", 1.0, "ref"), ("single", 0.5, "ref"), ("doubled", 2.0, "zero")])
+def test_compiled_kernel_equals_the_numpy_reference(mode, zeta, tv):
+    lay = _layout()
+    rng = np.random.default_rng(11)
+    m, c = random_spd(lay.nv, rng), rng.normal(size=lay.nv)
+    ctrl = AnalyticPDController(lay, FixedDynamics(m, c), prediction=mode, damping_ratio=zeta, target_velocity=tv)
+    for _ in range(5):
+        q, v = random_q(lay, rng), rng.normal(size=lay.nv)
+        tgt = Target(random_q(lay, rng), rng.normal(size=lay.nv), lay.integrate(q, 0.3 * rng.normal(size=lay.nv), 1),
+                     rng.normal(size=lay.nv))
+        kp = rng.uniform(1, 1e4, lay.nv)
+        tau = ctrl.torques(State(q, v), tgt, Gains(kp * m.diagonal(), np.zeros(lay.nv)), 0.02)
+        e_h, w = ctrl.predict(q, v, tgt, kp, 0.02)
+        assert np.max(np.abs(ctrl.predicted_error - e_h)) < 1e-12
+        assert np.max(np.abs(tau - (m @ (w - v) / 0.02 + c))) < 1e-8 * max(1.0, np.abs(tau).max())

@@ -62,6 +62,7 @@ import numpy as np
 
 from tracker.character.layout import Layout
 from tracker.control import closed_form
+from tracker.control._analytic_kernel import analytic_step
 from tracker.control.base import (
     Dynamics,
     Gains,
@@ -164,7 +165,15 @@ class AnalyticPDController:
         self.clipped_steps = 0
         self.steps = 0
 
-    # -- the pieces ---------------------------------------------------------------------------
+    # -- the pieces (numpy; the compiled kernel in torques() does the same, a test pins it) ---
+    def predict(self, q, v, target: Target, kp_acc: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(E_h, ω̃)`` ``(nv,)`` by numpy (the reference for the compiled kernel)."""
+        kv = closed_form.critical_kv(kp_acc, self.damping_ratio)
+        a, b, _, _ = closed_form.transition(self._scale * kp_acc, self._scale * kv, h)
+        e0, de0 = self._error_and_rate(q, v, target.q_now, target.v_now)
+        e_h = a * e0 + b * de0
+        return e_h, self._secant_velocity(q, target.q, e_h, h)
+
     def _error_and_rate(self, q, v, q0, v0):
         """``E₀ = q ⊖ q̄₀`` and ``Ė₀`` ``(nv,)`` (see the module notes for rotations)."""
         e = np.empty(self.layout.nv)
@@ -226,12 +235,13 @@ class AnalyticPDController:
         c = np.asarray(self.dynamics.bias_forces(q, v), dtype=float)
         kp = self.accel_gains(gains.kp, m.diagonal())
         self.kp_acc = kp
-        kv = closed_form.critical_kv(kp, self.damping_ratio)
-        a, b, _, _ = closed_form.transition(self._scale * kp, self._scale * kv, h)
-        e0, de0 = self._error_and_rate(q, v, target.q_now, target.v_now)
-        e_h = a * e0 + b * de0
+        e_h, w = analytic_step(np.asarray(q, float), np.asarray(v, float), np.asarray(target.q_now, float),
+                               np.asarray(target.v_now, float), np.asarray(target.q, float),
+                               np.ascontiguousarray(kp, float), self.damping_ratio, self._scale, h,
+                               self.target_velocity == "ref", self._lin_q, self._lin_v, self._rot_q, self._rot_v,
+                               self._base)
         self.predicted_error = e_h
-        dv = self._secant_velocity(q, target.q, e_h, h) - v
+        dv = w - v
         fixed = np.zeros(self.layout.nv, dtype=bool)  # DOFs whose force is given: passive (0) or clipped
         fixed[self._passive] = True
         tau_fixed = np.zeros(self.layout.nv)
