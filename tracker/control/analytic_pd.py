@@ -228,7 +228,7 @@ class AnalyticPDController:
                 the partition is singular (a diverged state).
         """
         q, v = state
-        if target.q_now is None or target.v_now is None:
+        if getattr(target, "q_now", None) is None or getattr(target, "v_now", None) is None:
             raise SimulationError("analytic_pd needs the target at t_n as well as t_{n+1} (Target.q_now, v_now)")
         h = float(dt)
         m = np.asarray(self.dynamics.mass_matrix(q), dtype=float)

@@ -38,8 +38,9 @@ class Target(NamedTuple):
     SPD and ``native`` servo toward). ``q_now`` ``(nq,)``, ``v_now`` ``(nv,)``:
     the reference at the step's start ``t_n`` (``None`` when the caller has no
     clip); controllers that predict the error over the step from its value at
-    ``t_n`` (``analytic_pd``, Weinstein et al. 2008) need it. Read the fields by
-    name: the tuple has four entries.
+    ``t_n`` (``analytic_pd``, Weinstein et al. 2008) need it. The tuple has four
+    entries: read them by name or index (``target[0]``, ``target[1]``), not by
+    unpacking into two.
     """
 
     q: np.ndarray
