@@ -193,3 +193,31 @@ def test_compiled_kernel_equals_the_numpy_reference(mode, zeta, tv):
         e_h, w = ctrl.predict(q, v, tgt, kp, 0.02)
         assert np.max(np.abs(ctrl.predicted_error - e_h)) < 1e-12
         assert np.max(np.abs(tau - (m @ (w - v) / 0.02 + c))) < 1e-8 * max(1.0, np.abs(tau).max())
+
+
+@pytest.mark.parametrize("name", ["soccer_light", "soccer_heavy", "volleyball_slow", "volleyball_fast",
+                                  "basketball_slow", "basketball_fast"])
+def test_the_six_ball_scenarios_run_with_analytic_pd_and_the_schedule(name):
+    # Full scenarios (ball, Zordan–Hodgins schedule on) at the configs' 1/60 s, cut to 2 s after the impacts.
+    from tests.scenarios.test_six_scenarios import CONFIGS, INTENDED
+    from tracker.experiments.config import load_config
+    from tracker.experiments.runner import build, simulate
+
+    cfg = load_config(CONFIGS / f"{name}.yaml", [("controller.name", "analytic_pd"), ("sim.duration", 2.0)])
+    rec, outcome = simulate(build(cfg), balls=True)
+    assert not rec.diverged, rec.message
+    ball = outcome["balls"][0]
+    assert ball["first_contact_link"] in INTENDED[name.split("_")[0]]
+    assert abs(ball["first_contact_time"] - cfg.balls[0].impact_time) <= 0.050
+    assert (rec.kp[:, 6:] < 0.5 * rec.kp[0, 6:]).any()  # the schedule dropped some joint's own gain
+
+
+def test_the_controller_comparison_sweep_is_valid_and_covers_every_controller():
+    from tracker.experiments.sweep import load_sweep
+    from tracker.paths import CONFIG_DIR
+
+    sw = load_sweep(CONFIG_DIR / "sweeps" / "controllers.yaml")
+    assert len(sw.runs) == 4 * 3 * 4
+    assert set(sw.config.grid["controller.name"]) >= {"pd", "spd", "native", "analytic_pd"}
+    cfg = sw.run_config(sw.runs[-1])
+    assert cfg.controller.name == "analytic_pd" and cfg.balls

@@ -253,7 +253,7 @@ class AnalyticPDController:
             # others again with it as a given force (else the coupling terms computed for its
             # full velocity change would throw the rest off). A few rounds settle the set.
             lim = gains.tau_max
-            for _ in range(8):
+            for _ in range(self.layout.nv):  # the fixed set only grows, so this ends
                 over = (np.abs(tau) > lim * (1.0 + 1e-12)) & ~fixed
                 if not over.any():
                     break
