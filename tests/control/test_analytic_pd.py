@@ -221,3 +221,20 @@ def test_the_controller_comparison_sweep_is_valid_and_covers_every_controller():
     assert set(sw.config.grid["controller.name"]) >= {"pd", "spd", "native", "analytic_pd"}
     cfg = sw.run_config(sw.runs[-1])
     assert cfg.controller.name == "analytic_pd" and cfg.balls
+
+
+def test_velocity_across_the_error_decays_as_exp_minus_sqrt_kp_h_with_plain_gains():
+    # CONTROLLERS.md §3 (re-derived): with E₀ = 0 the secant velocity is ω⊥·e^{−√k_p h} for plain
+    # critical gains; with doubled gains it is ω⊥·e^{−2√k_p h}·sinh(√2·√k_p h)/(√2·√k_p h).
+    lay = Layout.build([("s", "spherical")], has_base=False)
+    ident = np.array([0, 0, 0, 1.0])
+    w = np.array([0.3, -0.2, 0.5])
+    kp, h = 90.0, 0.05
+    s = np.sqrt(kp)
+    for mode, factor in (("single", np.exp(-s * h)),
+                         ("doubled", np.exp(-2 * s * h) * np.sinh(np.sqrt(2) * s * h) / (np.sqrt(2) * s * h))):
+        ctrl = AnalyticPDController(lay, FixedDynamics(np.eye(3), np.zeros(3)), gain_units="acceleration",
+                                    prediction=mode)
+        tau = ctrl.torques(State(ident, w), Target(ident, np.zeros(3), ident, np.zeros(3)), Gains([kp] * 3, [0] * 3), h)
+        w_new = w + h * tau  # M = I, c = 0
+        assert np.allclose(w_new, factor * w, atol=1e-12), mode
