@@ -1,7 +1,8 @@
 """The controller comparison table and plot from a finished ``configs/sweeps/controllers.yaml`` sweep.
 
 Reads ``summary.csv`` (deterministic metrics) and each run's ``timing.json`` (wall clock: cost per
-step), prints a markdown table (the README's) and writes ``controllers.png`` into the sweep folder.
+step; not shown for diverged runs, whose few steps are dominated by set-up), prints a markdown table
+(the README's) and writes ``controllers.png`` into the sweep folder.
 
 Usage: ``python scripts/controllers_table.py results/sweeps/controllers``
 """
@@ -49,8 +50,9 @@ def table(rs: list[dict]) -> str:
     for r in sorted(rs, key=lambda r: (order.index(r["scene"]) if r["scene"] in order else len(order),
                                        -float(r["dt"].split("/")[1]) if "/" in r["dt"] else float(r["dt"]),
                                        r["controller"])):
-        lines.append(f"| {r['scene']} | {r['dt']} | {r['controller']} | {_f(r['mean'])} | {_f(r['max'])} | "
-                     f"{'yes' if r['diverged'] else 'no'} | {r['ms']:.2f} | {_f(r['peak'], '{:.3f}')} | "
+        cost = "—" if r["diverged"] else f"{r['ms']:.2f}"
+        lines.append(f"| {r['scene']} | {r['dt']} | {r['controller']} | {_f(r['mean'], '{:.2g}')} | {_f(r['max'], '{:.3f}')} | "
+                     f"{'yes' if r['diverged'] else 'no'} | {cost} | {_f(r['peak'], '{:.3f}')} | "
                      f"{_f(r['recover'], '{:.2f}')} |")
     return "\n".join(lines)
 
@@ -76,6 +78,7 @@ def plot(rs: list[dict], out: Path) -> None:
                 if d:
                     ax.plot([h], [e], "kx", ms=10)
         ax.set_xscale("log", base=2)
+        ax.set_xticks([30, 60, 120], ["30", "60", "120"])
         ax.set_yscale("log")
         ax.set_xlabel("control rate (Hz)")
         ax.set_title(scene)
