@@ -90,6 +90,7 @@ from scipy.spatial.transform import Rotation
 
 from tracker.character.layout import Layout
 from tracker.character.model import Model, load_model
+from tracker.character.composite import JointInertia, joint_inertia
 from tracker.character.rigid_body import RigidBodyTree
 from tracker.errors import ModelError
 
@@ -587,6 +588,27 @@ class Character:
         else:
             c = self._tree().bias_forces(q, v, self._gravity())
         return c + self._damping * v if self._damped else c
+
+    def joint_inertia(self, q: np.ndarray | None = None) -> JointInertia:
+        """Composite inertia about every DOF's axis, world axes and ball-joint tensors, in our layout.
+
+        Allen et al. 2007's recursion (:mod:`tracker.character.composite`); ``moment`` equals the
+        diagonal of :meth:`mass_matrix` (default: at the current state).
+        """
+        if q is None:
+            q = self.get_state()[0]
+        q = np.asarray(q, dtype=float)
+        self._check_shapes(q)
+        if not self._convert:
+            return joint_inertia(self._tree(), q)
+        ji = joint_inertia(self._tree(), self._q_to_bullet(q))
+        moment, block, axis = ji.moment.copy(), ji.block.copy(), ji.axis.copy()
+        ct = self._frame_mat.T  # v_bullet = C^T v on a ball joint's block
+        for k in self._sph:
+            sl = self._v_slices[k]
+            b = ct.T @ ji.block[sl] @ ct
+            block[sl], moment[sl], axis[sl] = b, np.diag(b), ct.T @ ji.axis[sl]
+        return JointInertia(moment, block, axis)
 
     def _check_shapes(self, q: np.ndarray, v: np.ndarray | None = None) -> None:
         lay = self.layout
