@@ -74,3 +74,17 @@ def test_parent_compensation_adds_m_times_the_inboard_acceleration_along_each_ax
         untouched[lay[name].v] = False
     np.testing.assert_array_equal(out[untouched], 0.0)
     assert np.abs(out[lay["right_wrist"].v]).max() > 0
+
+
+@pytest.mark.parametrize("name", ["humanoid", "deepmimic"])
+def test_single_link_inertia_is_the_composite_at_leaf_joints_and_smaller_elsewhere(client, name):
+    char = Character.load(client, name)
+    q, _ = random_state(char, np.random.default_rng(11))
+    ji = char.joint_inertia(q)
+    assert (ji.own[6:] <= ji.moment[6:] + 1e-12).all()
+    assert (ji.own[6:] > 0).all()
+    leaf = "right_wrist" if name == "humanoid" else "right_elbow"  # DeepMimic welds the hand on
+    sl = char.layout[leaf].v
+    np.testing.assert_allclose(ji.own[sl], ji.moment[sl], rtol=1e-12)
+    hip = char.layout["right_hip"].v
+    assert (ji.own[hip] < 0.5 * ji.moment[hip]).all()

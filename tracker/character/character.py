@@ -90,7 +90,7 @@ from scipy.spatial.transform import Rotation
 
 from tracker.character.layout import Layout
 from tracker.character.model import Model, load_model
-from tracker.character.composite import JointInertia, joint_inertia
+from tracker.character.composite import JointInertia, joint_inertia, parent_compensation
 from tracker.character.rigid_body import RigidBodyTree
 from tracker.errors import ModelError
 
@@ -603,12 +603,19 @@ class Character:
             return joint_inertia(self._tree(), q)
         ji = joint_inertia(self._tree(), self._q_to_bullet(q))
         moment, block, axis = ji.moment.copy(), ji.block.copy(), ji.axis.copy()
+        own, own_block = ji.own.copy(), ji.own_block.copy()
         ct = self._frame_mat.T  # v_bullet = C^T v on a ball joint's block
         for k in self._sph:
             sl = self._v_slices[k]
-            b = ct.T @ ji.block[sl] @ ct
+            b, ob = ct.T @ ji.block[sl] @ ct, ct.T @ ji.own_block[sl] @ ct
             block[sl], moment[sl], axis[sl] = b, np.diag(b), ct.T @ ji.axis[sl]
-        return JointInertia(moment, block, axis)
+            own_block[sl], own[sl] = ob, np.diag(ob)
+        return JointInertia(moment, block, axis, own, own_block)
+
+    def parent_compensation(self, tau: np.ndarray, inertia: JointInertia) -> np.ndarray:
+        """Allen et al. 2007's parent-torque compensation of ``tau`` ``(nv,)`` in our layout
+        (:func:`tracker.character.composite.parent_compensation`; axes as :meth:`joint_inertia` gives)."""
+        return parent_compensation(self._tree(), tau, inertia)
 
     def _check_shapes(self, q: np.ndarray, v: np.ndarray | None = None) -> None:
         lay = self.layout

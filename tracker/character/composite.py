@@ -31,6 +31,7 @@ import numpy as np
 from tracker.character.rigid_body import (
     _M,
     BASE,
+    FIXED,
     REVOLUTE,
     SPHERICAL,
     RigidBodyTree,
@@ -52,11 +53,16 @@ class JointInertia(NamedTuple):
             velocity axes; zero elsewhere. ``block[v0:v0+3]`` is the tensor.
         axis: ``(nv, 3)`` each rotational DOF's world axis (zero on the base's
             linear DOFs).
+        own: ``(nv,)`` the moment about each DOF's axis of the joint's child link
+            alone, kg·m² (the "single-link" inertia of inertia-scaled PD).
+        own_block: ``(nv, 3)`` the same for ball joints' tensors, as ``block``.
     """
 
     moment: np.ndarray
     block: np.ndarray
     axis: np.ndarray
+    own: np.ndarray
+    own_block: np.ndarray
 
 
 def joint_inertia(tree: RigidBodyTree, q: np.ndarray) -> JointInertia:
@@ -122,28 +128,51 @@ def _joint_inertia(itab, ftab, q, nv):
             com[b, i] = x[b, i]
             for j in range(3):
                 ten[b, i, j] = iw[i, j]
-    # Leaf to root (bodies are stored parents first): merge each composite into its parent's.
+    # Leaf to root (bodies are stored parents first): merge each composite into its parent's;
+    # first the bodies welded on by fixed joints (a link and its welded parts are one rigid
+    # body: the "single link" a joint moves), then the rest.
     for b in range(nb - 1, 0, -1):
-        p = itab[b, 0]
-        mp, mb = mass[p], mass[b]
-        mt = mp + mb
-        if mt <= 0.0:
-            continue
-        c = np.empty(3)
-        for i in range(3):
-            c[i] = (mp * com[p, i] + mb * com[b, i]) / mt
-        dp = com[p] - c
-        db = com[b] - c
-        dp2 = dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2]
-        db2 = db[0] * db[0] + db[1] * db[1] + db[2] * db[2]
-        for i in range(3):
-            for j in range(3):
-                e = 1.0 if i == j else 0.0
-                ten[p, i, j] += (mp * (dp2 * e - dp[i] * dp[j]) + ten[b, i, j]
-                                 + mb * (db2 * e - db[i] * db[j]))
-        mass[p] = mt
-        for i in range(3):
-            com[p, i] = c[i]
+        if itab[b, 1] == FIXED:
+            _merge(itab[b, 0], b, mass, com, ten)
+    own = _about_axes(itab, piv, s, mass, com, ten, nv)
+    for b in range(nb - 1, 0, -1):
+        if itab[b, 1] != FIXED:
+            p = itab[b, 0]
+            while p > 0 and itab[p, 1] == FIXED:  # welded bodies were folded into their parents
+                p = itab[p, 0]
+            _merge(p, b, mass, com, ten)
+    moment, block, axis = _about_axes(itab, piv, s, mass, com, ten, nv)
+    return moment, block, axis, own[0], own[1]
+
+
+@_jit
+def _merge(p, b, mass, com, ten):
+    """Add body ``b``'s composite (mass, centre of mass, tensor about it) into body ``p``'s."""
+    mp, mb = mass[p], mass[b]
+    mt = mp + mb
+    if mt <= 0.0:
+        return
+    c = np.empty(3)
+    for i in range(3):
+        c[i] = (mp * com[p, i] + mb * com[b, i]) / mt
+    dp = com[p] - c
+    db = com[b] - c
+    dp2 = dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2]
+    db2 = db[0] * db[0] + db[1] * db[1] + db[2] * db[2]
+    for i in range(3):
+        for j in range(3):
+            e = 1.0 if i == j else 0.0
+            ten[p, i, j] += (mp * (dp2 * e - dp[i] * dp[j]) + ten[b, i, j]
+                             + mb * (db2 * e - db[i] * db[j]))
+    mass[p] = mt
+    for i in range(3):
+        com[p, i] = c[i]
+
+
+@_jit
+def _about_axes(itab, piv, s, mass, com, ten, nv):
+    """Moments (and ball-joint tensors) about every DOF's axis of the bodies' (composite) inertias."""
+    nb = itab.shape[0]
     moment = np.zeros(nv)
     block = np.zeros((nv, 3))
     axis = np.zeros((nv, 3))
