@@ -19,7 +19,8 @@ def test_list_names_every_reproduction_with_its_title(capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["reproduce", "nope"], "unknown reproduction 'nope'; valid reproductions are: tan2011"),
+        (["reproduce", "nope"], "unknown reproduction 'nope'; valid reproductions are: "
+                                + ", ".join(reproduce.names())),
         (["reproduce"], "reproduce: name a reproduction"),
     ],
 )
