@@ -90,7 +90,8 @@ from scipy.spatial.transform import Rotation
 
 from tracker.character.layout import Layout
 from tracker.character.model import Model, load_model
-from tracker.character.composite import JointInertia, joint_inertia, parent_compensation
+from tracker.character.composite import joint_inertia, parent_compensation
+from tracker.character.inertia import JointInertia
 from tracker.character.rigid_body import RigidBodyTree
 from tracker.errors import ModelError
 

@@ -24,10 +24,9 @@ and the per-subtree quantities the parent-torque compensation needs, in one
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
+from tracker.character.inertia import JointInertia
 from tracker.character.rigid_body import (
     _M,
     BASE,
@@ -40,29 +39,6 @@ from tracker.character.rigid_body import (
     _kernel_input,
     _world_inertia,
 )
-
-
-class JointInertia(NamedTuple):
-    """Composite inertia about every DOF's axis at one pose (PyBullet's axes).
-
-    Attributes:
-        moment: ``(nv,)`` moment of inertia about each DOF's axis, kg·m² (the
-            base's linear DOFs: the total mass, kg). Equals ``diag(M(q))``.
-        block: ``(nv, 3)``: for the DOFs of a ball joint (and the base's three
-            angular DOFs), the row of their 3×3 composite tensor in the joint's
-            velocity axes; zero elsewhere. ``block[v0:v0+3]`` is the tensor.
-        axis: ``(nv, 3)`` each rotational DOF's world axis (zero on the base's
-            linear DOFs).
-        own: ``(nv,)`` the moment about each DOF's axis of the joint's child link
-            alone, kg·m² (the "single-link" inertia of inertia-scaled PD).
-        own_block: ``(nv, 3)`` the same for ball joints' tensors, as ``block``.
-    """
-
-    moment: np.ndarray
-    block: np.ndarray
-    axis: np.ndarray
-    own: np.ndarray
-    own_block: np.ndarray
 
 
 def joint_inertia(tree: RigidBodyTree, q: np.ndarray) -> JointInertia:
@@ -79,7 +55,8 @@ def parent_compensation(tree: RigidBodyTree, tau: np.ndarray, inertia: JointIner
     torque ``m_i (a_i · ŝ_i)`` (eq. 9-10) that keeps its own subtree turning
     with them, so that its PD torque acts on the motion relative to its parent.
     The torques passed down are the compensated ones (Algorithm 1). The base's
-    DOFs neither receive nor pass on compensation.
+    angular DOFs (an anchored root's servo torque) pass theirs on; its linear DOFs
+    take no part.
 
     Args:
         tau: ``(nv,)`` PD torques (PyBullet's axes); not modified.
@@ -96,6 +73,11 @@ def _compensate(itab, tau, moment, axis):
     nb = itab.shape[0]
     out = tau.copy()
     acc = np.zeros((nb, 3))  # world angular acceleration imposed on each body by inboard torques
+    for k in range(3, 6):  # the base's angular DOFs (world axes): a root wrench turns everything
+        if moment[k] > 0.0:
+            r = out[k] / moment[k]
+            for i in range(3):
+                acc[0, i] += r * axis[k, i]
     for b in range(1, nb):
         p = itab[b, 0]
         kind, vi = itab[b, 1], itab[b, 3]

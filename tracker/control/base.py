@@ -30,10 +30,17 @@ class State(NamedTuple):
 
 
 class Target(NamedTuple):
-    """The reference at the next step's time: ``q`` ``(nq,)``, ``v`` ``(nv,)``."""
+    """The reference at the next step's time: ``q`` ``(nq,)``, ``v`` ``(nv,)``, and that time ``t`` (s).
+
+    ``t`` is ``t_{n+1}``; controllers that need the clock (keyframe timing) read it.
+    Read the fields by name.
+    """
 
     q: np.ndarray
     v: np.ndarray
+    q_now: np.ndarray | None = None
+    v_now: np.ndarray | None = None
+    t: float = float("nan")
 
 
 @runtime_checkable

@@ -104,7 +104,7 @@ class SPDController:
                 state or a broken mass matrix).
         """
         q, v = state
-        q_bar, v_bar = target
+        q_bar, v_bar = target.q, target.v
         kp, kd = gains.kp, gains.kd
         if not self._all_active:
             kp = kp * self.mask

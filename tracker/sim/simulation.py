@@ -50,6 +50,7 @@ class SimOptions:
             100 rad/s clamp: a light hand or foot struck by a ball may spin at
             60-90 rad/s for a step and recover.
         start: clip time at which the run starts, s.
+        solver_iterations: PyBullet's constraint-solver iterations per step.
     """
 
     controller: str = "spd"
@@ -62,6 +63,9 @@ class SimOptions:
     max_speed: float = 95.0
     start: float = 0.0
     solver_iterations: int = 50
+    #: extra keyword options for the controller's factory, as ``(name, value)`` pairs
+    #: (e.g. ``(("prediction", "doubled"), ("partition", True))`` for ``analytic_pd``).
+    controller_options: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass
@@ -109,11 +113,16 @@ class Simulation:
         if opt.root == "free":
             passive[:6] = True
         kwargs = {"target_velocity": opt.target_velocity}
-        if opt.controller in ("spd", "pd"):
+        if opt.controller in ("spd", "pd", "timed_pd"):
             kwargs["passive"] = passive
         if opt.controller == "native":
             kwargs["character"] = self.character
+        if opt.controller == "timed_pd":
+            kwargs["reference"] = reference
+        kwargs.update(dict(opt.controller_options))
         self.controller = create_controller(opt.controller, layout=lay, dynamics=self.character, **kwargs)
+        if scenario is not None and hasattr(self.controller, "bind"):
+            self.controller.bind(scenario)  # controllers that react to contacts watch its events
         self._native = bool(getattr(self.controller, "drives_root_kinematically", False))
         self.t = opt.start
         self.gains = self.base_gains
@@ -157,7 +166,7 @@ class Simulation:
             q, v = q.copy(), v.copy()
             q[0:7], v[0:6] = q_now[0:7], v_now[0:6]
             c.reset_base(q[0:7], v[0:6])
-        tau = self.controller.torques(State(q, v), Target(q_next, v_next), self.gains, dt)
+        tau = self.controller.torques(State(q, v), Target(q_next, v_next, t=self.t + dt), self.gains, dt)
         if not self._native:
             if opt.root == "free":
                 tau[0:6] = 0.0
