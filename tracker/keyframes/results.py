@@ -24,7 +24,7 @@ import yaml
 
 from tracker.experiments.results import write_json_atomic, write_text_atomic
 from tracker.keyframes.run import (KeyframeOptions, key_errors, key_spacing, spline_tail_motion,
-                                   tail_motion)
+                                   tail_motion, unkeyed_joints)
 from tracker.keyframes.track import KeyframeTrack
 
 
@@ -72,7 +72,7 @@ def keyframe_metrics(rec, track: KeyframeTrack, opts: KeyframeOptions) -> dict:
         "key_root_miss_ratio_max": worst("root_miss_ratio"),
         "compliance": compliance(track),
     }
-    fixed = tuple(s.name for s in track.layout.joints if np.ptp(track.key_q[:, s.q]) == 0)
+    fixed = unkeyed_joints(track)
     if fixed:
         m["secondary_motion"] = {**tail_motion(rec, track, fixed),
                                  "spline_peak_rad": spline_tail_motion(track, opts.dt, fixed)}

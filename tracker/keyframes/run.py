@@ -131,7 +131,11 @@ def pose_error(layout, q: np.ndarray, q_key: np.ndarray) -> dict:
 
 
 def key_errors(rec, track: KeyframeTrack) -> list[dict]:
-    """The simulated pose's error at each key time (after the first key); ``None`` fields if not reached."""
+    """The simulated pose's error at each key time (after the first key); ``None`` fields if not reached.
+
+    Also ``closest_m`` / ``closest_lag_s``: the root's closest pass by the key position within half
+    an interval either side of the key time, and when (relative to the key time).
+    """
     out = []
     rows = _rows_at(rec, track.times)
     for k, (t, i) in enumerate(zip(track.times, rows)):
@@ -143,6 +147,17 @@ def key_errors(rec, track: KeyframeTrack) -> list[dict]:
                         "joint_mean_rad": None, "joint_max_rad": None})
         else:
             row.update(pose_error(track.layout, rec.q[i], track.key_q[k]))
+        # Closest pass of the root by the key's position within half an interval either side: how
+        # late (or early) the key is met, if at all.
+        lo = t - 0.5 * (t - track.times[k - 1])
+        hi = t + 0.5 * ((track.times[k + 1] - t) if k + 1 < len(track.times) else track.file.hold)
+        near = (rec.t >= lo - 1e-9) & (rec.t <= hi + 1e-9)
+        if near.any():
+            d = np.linalg.norm(rec.q[near, 0:3] - track.key_q[k, 0:3], axis=1)
+            j = int(np.argmin(d))
+            row["closest_m"], row["closest_lag_s"] = float(d[j]), float(rec.t[near][j] - t)
+        else:
+            row["closest_m"] = row["closest_lag_s"] = None
         out.append(row)
     return out
 
@@ -152,6 +167,11 @@ def key_spacing(track: KeyframeTrack) -> np.ndarray:
     return np.linalg.norm(np.diff(track.key_q[:, 0:3], axis=0), axis=1)
 
 
+def unkeyed_joints(track: KeyframeTrack) -> tuple[str, ...]:
+    """Joints that every key leaves at the same value (the mouse's tail)."""
+    return tuple(s.name for s in track.layout.joints if np.ptp(track.key_q[:, s.q], axis=0).max() == 0)
+
+
 def tail_motion(rec, track: KeyframeTrack, joints: tuple[str, ...] | None = None) -> dict:
     """Secondary motion of joints the keys leave at one value: largest deflection from the keyed
     value (rad) during the keyed motion, and its decay after the last key.
@@ -159,12 +179,15 @@ def tail_motion(rec, track: KeyframeTrack, joints: tuple[str, ...] | None = None
     Returns ``peak_rad`` (max over the joints and the keyed span), ``at_last_key_rad``,
     ``end_rad`` (at the end of the hold) and ``decay`` (end / at last key).
     """
+    from tracker.analysis.metrics import joint_errors
+
     lay = track.layout
-    names = joints or tuple(s.name for s in lay.joints if np.ptp(track.key_q[:, s.q]) == 0)
+    names = joints or unkeyed_joints(track)
     if not names or rec.n_steps == 0:
         return {"joints": list(names), "peak_rad": 0.0, "at_last_key_rad": 0.0, "end_rad": 0.0, "decay": 0.0}
-    cols = np.concatenate([np.arange(lay[n].q.start, lay[n].q.stop) for n in names])
-    dev = np.abs(rec.q[:, cols] - track.key_q[-1, cols]).max(axis=1)
+    cols = [k for k, s in enumerate(lay.joints) if s.name in names]
+    held = np.broadcast_to(track.key_q[-1], rec.q.shape)
+    dev = joint_errors(lay, rec.q, held)[:, cols].max(axis=1)
     last = int(_rows_at(rec, track.times[-1:])[0])
     peak = float(dev.max()) if last < 0 else float(dev[: last + 1].max())
     at_last = float(dev[last]) if last >= 0 else float("nan")
@@ -175,13 +198,16 @@ def tail_motion(rec, track: KeyframeTrack, joints: tuple[str, ...] | None = None
 
 def spline_tail_motion(track: KeyframeTrack, dt: float, joints: tuple[str, ...] | None = None) -> float:
     """Largest deflection (rad) of those joints in the cubic-spline interpolation (the paper: none)."""
+    from tracker.analysis.metrics import joint_errors
+
     lay = track.layout
-    names = joints or tuple(s.name for s in lay.joints if np.ptp(track.key_q[:, s.q]) == 0)
+    names = joints or unkeyed_joints(track)
     if not names:
         return 0.0
-    cols = np.concatenate([np.arange(lay[n].q.start, lay[n].q.stop) for n in names])
+    cols = [k for k, s in enumerate(lay.joints) if s.name in names]
     ts = np.arange(0.0, track.duration + 1e-9, dt)
-    return float(max(np.abs(track.sample(t)[0][cols] - track.key_q[0, cols]).max() for t in ts))
+    q = np.array([track.sample(t)[0] for t in ts])
+    return float(joint_errors(lay, q, np.broadcast_to(track.key_q[0], q.shape))[:, cols].max())
 
 
 def run_keyframes(kf: KeyframeFile, opts: KeyframeOptions = KeyframeOptions(), *, progress: bool = False):
