@@ -166,7 +166,10 @@ class Simulation:
             q, v = q.copy(), v.copy()
             q[0:7], v[0:6] = q_now[0:7], v_now[0:6]
             c.reset_base(q[0:7], v[0:6])
-        tau = self.controller.torques(State(q, v), Target(q_next, v_next, t=self.t + dt), self.gains, dt)
+        # A keyframe track (tracker.keyframes) also gives the two keys around t + dt for its servos.
+        key_target = getattr(self.reference, "target", None)
+        target = key_target(self.t + dt) if key_target is not None else Target(q_next, v_next, t=self.t + dt)
+        tau = self.controller.torques(State(q, v), target, self.gains, dt)
         if not self._native:
             if opt.root == "free":
                 tau[0:6] = 0.0
