@@ -563,6 +563,13 @@ class Character:
         p.applyExternalForce(b, -1, list(map(float, force)), pos, p.WORLD_FRAME, physicsClientId=cid)
         p.applyExternalTorque(b, -1, list(map(float, torque)), p.WORLD_FRAME, physicsClientId=cid)
 
+    def apply_link_force(self, link: str, force: np.ndarray) -> None:
+        """Apply a world-frame ``force`` (3,) N at the centre of mass of ``link``, next step only (a push)."""
+        i, cid = self.link_index(link), self.client_id
+        pos = (p.getBasePositionAndOrientation(self.body_id, physicsClientId=cid)[0] if i < 0
+               else p.getLinkState(self.body_id, i, physicsClientId=cid)[0])
+        p.applyExternalForce(self.body_id, i, list(map(float, force)), pos, p.WORLD_FRAME, physicsClientId=cid)
+
     # -- dynamics -----------------------------------------------------------------
     def mass_matrix(self, q: np.ndarray | None = None) -> np.ndarray:
         """Joint-space inertia ``M(q)`` ``(nv, nv)`` in our layout (default: at the current state)."""

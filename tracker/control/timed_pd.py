@@ -68,8 +68,8 @@ from tracker.errors import ConfigError
 #: ``n`` for ``f = 0.9``: the number of time constants that remove 90 % of the error.
 N_TIME_CONSTANTS = math.log(10.0)
 
-Horizon = Literal["remaining", "segment"]
-HORIZONS: tuple[str, ...] = ("remaining", "segment")
+Horizon = Literal["remaining", "segment", "constant"]
+HORIZONS: tuple[str, ...] = ("remaining", "segment", "constant")
 Integration = Literal["implicit", "explicit"]
 INTEGRATIONS: tuple[str, ...] = ("implicit", "explicit")
 InertiaModel = Literal["composite", "single", "full"]
@@ -190,7 +190,10 @@ class TimedPDController:
         keys: the keyframes; default: ``ClipKeys(reference, lookahead)``.
         reference: the clip the loop follows (used when ``keys`` is not given and for the tension key).
         lookahead: s, the key's distance ahead on a clip.
-        horizon: ``"remaining"`` (time to the key) or ``"segment"`` (the segment's length; ablation).
+        horizon: ``"remaining"`` (time to the key), ``"segment"`` (the segment's length; ablation) or
+            ``"constant"`` (``constant_time`` always: plain critically damped PD with fixed timing, the
+            hand-tuned baseline of the paper's YMCA example).
+        constant_time: s, ``t̂`` of ``horizon="constant"``.
         integration: ``"implicit"`` or ``"explicit"`` (module notes).
         inertia: ``"composite"`` (eq. 5-7), ``"single"`` (each joint's child link alone; ablation) or
             ``"full"``: full inverse dynamics, ``τ = M(q) (k̃_s e + k̃_d ė) + c`` with the same timing
@@ -215,6 +218,7 @@ class TimedPDController:
         reference=None,
         lookahead: float = 0.02,
         horizon: Horizon = "remaining",
+        constant_time: float = 0.1,
         integration: Integration = "implicit",
         inertia: InertiaModel = "full",
         compensation: bool = True,
@@ -234,6 +238,8 @@ class TimedPDController:
             raise ConfigError(f"timed_pd f must be in (0, 1), got {f!r}")
         if not min_steps >= 1.0:
             raise ConfigError(f"timed_pd min_steps must be >= 1, got {min_steps!r}")
+        if not constant_time > 0:
+            raise ConfigError(f"timed_pd constant_time must be > 0 s, got {constant_time!r}")
         if tension is not None and not tension > 0:
             raise ConfigError(f"timed_pd tension must be > 0 s, got {tension!r}")
         if keys is None:
@@ -245,6 +251,7 @@ class TimedPDController:
         self.keys = keys
         self.reference = reference
         self.horizon, self.integration, self.inertia = horizon, integration, inertia
+        self.constant_time = float(constant_time)
         self.compensation, self.gravity_compensation = bool(compensation), bool(gravity_compensation)
         self.tension = tension
         self.min_steps, self.f = float(min_steps), float(f)
@@ -298,7 +305,12 @@ class TimedPDController:
         q, v = state
         t = _target_time(target) - dt
         key = self.key_at(t)
-        span = key.t - t if self.horizon == "remaining" else key.t - key.start
+        if self.horizon == "remaining":
+            span = key.t - t
+        elif self.horizon == "segment":
+            span = key.t - key.start
+        else:
+            span = self.constant_time
         t_hat = max(span, self.min_steps * dt)
         v_err = (key.v - v) if self.target_velocity == "ref" else -np.asarray(v, dtype=float)
         if self.inertia == "full":
