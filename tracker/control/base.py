@@ -6,6 +6,8 @@ loop samples the reference at the time of the NEXT physics step,
 ``t_{n+1} = t_n + dt``, and passes that one :class:`Target` to whichever
 controller runs, so that PD, SPD and PyBullet's native servo see exactly the
 same setpoint (SPD needs ``q̄^{n+1}`` by construction, Tan et al. 2011 eq. 5).
+The target also carries the reference at ``t_n`` (``q_now``, ``v_now``), which
+analytic PD needs for the error at the start of the step.
 """
 
 from __future__ import annotations
@@ -30,10 +32,15 @@ class State(NamedTuple):
 
 
 class Target(NamedTuple):
-    """The reference at the next step's time: ``q`` ``(nq,)``, ``v`` ``(nv,)``, and that time ``t`` (s).
+    """The reference at the next step's time ``t_{n+1}``, at ``t_n``, and the time ``t_{n+1}``.
 
-    ``t`` is ``t_{n+1}``; controllers that need the clock (keyframe timing) read it.
-    Read the fields by name.
+    ``q`` ``(nq,)``, ``v`` ``(nv,)``: the setpoint at ``t_{n+1}`` (what PD,
+    SPD and ``native`` servo toward). ``q_now`` ``(nq,)``, ``v_now`` ``(nv,)``:
+    the reference at the step's start ``t_n`` (``None`` when the caller has no
+    clip); controllers that predict the error over the step from its value at
+    ``t_n`` (``analytic_pd``, Weinstein et al. 2008) need it. ``t``: the time
+    ``t_{n+1}``, s, for controllers that keep time (``timed_pd``, Allen et al.
+    2007). Read the fields by name.
     """
 
     q: np.ndarray

@@ -96,13 +96,23 @@ def build(cfg: ExperimentConfig) -> Prepared:
     opt = SimOptions(controller=cfg.controller.name, dt=cfg.sim.dt, root=root.mode,
                      target_velocity=cfg.controller.target_velocity, gain_scale=g.scale,
                      root_kp=(root.kp_linear, root.kp_angular), root_kd_ratio=root.kd_ratio,
-                     max_speed=cfg.sim.max_speed, start=clip.start, solver_iterations=cfg.sim.solver_iterations)
+                     max_speed=cfg.sim.max_speed, start=clip.start, solver_iterations=cfg.sim.solver_iterations,
+                     controller_options=controller_options(cfg))
     gains = build_gains(model, cfg.sim.dt, k=g.k_t, inertia_scaled=g.inertia_scaling, kd_mode=g.kd_mode,
                         kd_ratio=g.kd_ratio, kd=g.kd, gain_scale=g.scale, root_kp=(root.kp_linear, root.kp_angular),
                         root_kd_ratio=root.kd_ratio, root=root.mode, torque_limits=g.torque_limits)
     launches = launches_of(cfg)
     _plan(launches, ref, model, cfg)  # an impossible launch fails before any file is written
     return Prepared(cfg, model, ref, opt, gains, launches)
+
+
+def controller_options(cfg: ExperimentConfig) -> tuple[tuple[str, Any], ...]:
+    """The controller factory's extra options from the config (``analytic_pd``'s section)."""
+    if cfg.controller.name != "analytic_pd":
+        return ()
+    a = cfg.controller.analytic
+    return (("prediction", a.prediction), ("partition", a.partition), ("damping_ratio", a.damping_ratio),
+            ("gain_units", a.gain_units))
 
 
 def _plan(launches: list, ref, model, cfg: ExperimentConfig) -> None:
