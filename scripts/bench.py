@@ -238,9 +238,8 @@ def bench_sim(args: argparse.Namespace) -> list[Row]:
     return rows
 
 
-@section("analytic_pd")
-def bench_analytic_pd(args: argparse.Namespace) -> list[Row]:
-    """analytic_pd vs spd on the humanoid: time per simulated step and per controller call, side by side."""
+def _versus_spd(args: argparse.Namespace, other: str, target: str) -> list[Row]:
+    """``other`` vs spd on the humanoid: time per simulated step and per controller call, side by side."""
     from tracker.character.model import load_model
     from tracker.control.base import State, Target
     from tracker.retarget import load_clip_reference
@@ -252,7 +251,7 @@ def bench_analytic_pd(args: argparse.Namespace) -> list[Row]:
                        (MOCAP_DIR / "cmu_10_01_soccer_kick.bvh", "CMU kick")):
         ref = load_clip_reference(clip)
         for dt, label in ((1 / 60, "1/60"), (1 / 30, "1/30")):
-            step = {"spd": float("inf"), "analytic_pd": float("inf")}
+            step = {"spd": float("inf"), other: float("inf")}
             call = dict(step)
             for _ in range(max(1, args.repeat)):  # interleaved, so both see the same machine load
                 for ctrl in step:
@@ -262,21 +261,32 @@ def bench_analytic_pd(args: argparse.Namespace) -> list[Row]:
                     q, v = sim.character.get_state()
                     q1, v1 = ref.sample(sim.t + dt)
                     q0, v0 = ref.sample(sim.t)
-                    target, state = Target(q1, v1, q0, v0), State(q, v)
+                    target_, state = Target(q1, v1, q0, v0, t=sim.t + dt), State(q, v)
                     n = 300
                     t0 = time.perf_counter()
                     for _ in range(n):
-                        sim.controller.torques(state, target, sim.gains, dt)
+                        sim.controller.torques(state, target_, sim.gains, dt)
                     call[ctrl] = min(call[ctrl], (time.perf_counter() - t0) / n)
                     sim.close()
             for ctrl in step:
                 rows.append(Row(f"{name} dt={label}: {ctrl} step", step[ctrl], note=f"{dt / step[ctrl]:6.1f}x real time"))
-            rows.append(Row(f"{name} dt={label}: analytic_pd / spd per step", ratio=step["analytic_pd"] / step["spd"],
-                            note="issue 16 target <= 1.2"))
-            rows.append(Row(f"{name} dt={label}: analytic_pd / spd controller call",
-                            ratio=call["analytic_pd"] / call["spd"],
-                            note=f"{call['analytic_pd'] * 1e6:.0f} us vs {call['spd'] * 1e6:.0f} us"))
+            rows.append(Row(f"{name} dt={label}: {other} / spd per step", ratio=step[other] / step["spd"],
+                            note=target))
+            rows.append(Row(f"{name} dt={label}: {other} / spd controller call", ratio=call[other] / call["spd"],
+                            note=f"{call[other] * 1e6:.0f} us vs {call['spd'] * 1e6:.0f} us"))
     return rows
+
+
+@section("analytic_pd")
+def bench_analytic_pd(args: argparse.Namespace) -> list[Row]:
+    """analytic_pd vs spd on the humanoid: time per simulated step and per controller call, side by side."""
+    return _versus_spd(args, "analytic_pd", "issue 16 target <= 1.2")
+
+
+@section("timed_pd")
+def bench_timed_pd(args: argparse.Namespace) -> list[Row]:
+    """timed_pd vs spd on the humanoid: time per simulated step and per controller call, side by side."""
+    return _versus_spd(args, "timed_pd", "issue 17 target <= 1.0")
 
 
 @section("sweep")

@@ -90,6 +90,8 @@ from scipy.spatial.transform import Rotation
 
 from tracker.character.layout import Layout
 from tracker.character.model import Model, load_model
+from tracker.character.composite import joint_inertia, parent_compensation
+from tracker.character.inertia import JointInertia
 from tracker.character.rigid_body import RigidBodyTree
 from tracker.errors import ModelError
 
@@ -561,6 +563,13 @@ class Character:
         p.applyExternalForce(b, -1, list(map(float, force)), pos, p.WORLD_FRAME, physicsClientId=cid)
         p.applyExternalTorque(b, -1, list(map(float, torque)), p.WORLD_FRAME, physicsClientId=cid)
 
+    def apply_link_force(self, link: str, force: np.ndarray) -> None:
+        """Apply a world-frame ``force`` (3,) N at the centre of mass of ``link``, next step only (a push)."""
+        i, cid = self.link_index(link), self.client_id
+        pos = (p.getBasePositionAndOrientation(self.body_id, physicsClientId=cid)[0] if i < 0
+               else p.getLinkState(self.body_id, i, physicsClientId=cid)[0])
+        p.applyExternalForce(self.body_id, i, list(map(float, force)), pos, p.WORLD_FRAME, physicsClientId=cid)
+
     # -- dynamics -----------------------------------------------------------------
     def mass_matrix(self, q: np.ndarray | None = None) -> np.ndarray:
         """Joint-space inertia ``M(q)`` ``(nv, nv)`` in our layout (default: at the current state)."""
@@ -587,6 +596,34 @@ class Character:
         else:
             c = self._tree().bias_forces(q, v, self._gravity())
         return c + self._damping * v if self._damped else c
+
+    def joint_inertia(self, q: np.ndarray | None = None) -> JointInertia:
+        """Composite inertia about every DOF's axis, world axes and ball-joint tensors, in our layout.
+
+        Allen et al. 2007's recursion (:mod:`tracker.character.composite`); ``moment`` equals the
+        diagonal of :meth:`mass_matrix` (default: at the current state).
+        """
+        if q is None:
+            q = self.get_state()[0]
+        q = np.asarray(q, dtype=float)
+        self._check_shapes(q)
+        if not self._convert:
+            return joint_inertia(self._tree(), q)
+        ji = joint_inertia(self._tree(), self._q_to_bullet(q))
+        moment, block, axis = ji.moment.copy(), ji.block.copy(), ji.axis.copy()
+        own, own_block = ji.own.copy(), ji.own_block.copy()
+        ct = self._frame_mat.T  # v_bullet = C^T v on a ball joint's block
+        for k in self._sph:
+            sl = self._v_slices[k]
+            b, ob = ct.T @ ji.block[sl] @ ct, ct.T @ ji.own_block[sl] @ ct
+            block[sl], moment[sl], axis[sl] = b, np.diag(b), ct.T @ ji.axis[sl]
+            own_block[sl], own[sl] = ob, np.diag(ob)
+        return JointInertia(moment, block, axis, own, own_block)
+
+    def parent_compensation(self, tau: np.ndarray, inertia: JointInertia) -> np.ndarray:
+        """Allen et al. 2007's parent-torque compensation of ``tau`` ``(nv,)`` in our layout
+        (:func:`tracker.character.composite.parent_compensation`; axes as :meth:`joint_inertia` gives)."""
+        return parent_compensation(self._tree(), tau, inertia)
 
     def _check_shapes(self, q: np.ndarray, v: np.ndarray | None = None) -> None:
         lay = self.layout

@@ -28,8 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("clip", help="BVH file or reference .npz (from 'tracker retarget')")
     p.add_argument("--model", default="humanoid", help="character model (default: humanoid)")
-    p.add_argument("--controller", default="spd", choices=("spd", "pd", "native", "analytic_pd"),
-                   help="servo (default: spd); analytic_pd: Weinstein et al. 2008's analytic PD")
+    p.add_argument("--controller", default="spd", choices=("spd", "pd", "native", "analytic_pd", "timed_pd"),
+                   help="servo (default: spd); analytic_pd: Weinstein et al. 2008's analytic PD; "
+                        "timed_pd: Allen et al. 2007's timed PD")
     p.add_argument("--dt", type=parse_dt, default=1 / 60, help="physics/control time step, e.g. 1/60 (default)")
     p.add_argument("--root", default="anchored", choices=("anchored", "kinematic", "free"),
                    help="root handling (default: anchored)")
@@ -40,6 +41,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="spd: semi_implicit (default) | explicit; analytic_pd: doubled (default) | single")
     p.add_argument("--partition", action="store_true",
                    help="analytic_pd with --root free: the free-root partition (approximate under contact)")
+    p.add_argument("--lookahead", type=float, default=None,
+                   help="timed_pd: how far ahead on the clip the key is sampled, s (default 0.02)")
+    p.add_argument("--inertia", default=None, choices=("full", "composite", "single"),
+                   help="timed_pd: the inertia its gains are computed from (default full)")
     p.add_argument("--duration", type=float, default=None, help="seconds to simulate (default: the whole clip)")
     p.add_argument("--start", type=float, default=0.0, help="clip time to start at, s")
     p.add_argument("--out", default=None, help="write metrics.json and recording.npz to this folder")
@@ -67,6 +72,13 @@ def run(args: argparse.Namespace) -> int:
         if args.controller != "analytic_pd":
             raise ConfigError(f"--partition applies to analytic_pd, not {args.controller}")
         options.append(("partition", True))
+    for flag, value in (("lookahead", args.lookahead), ("inertia", args.inertia)):
+        if value is not None:
+            if args.controller != "timed_pd":
+                raise ConfigError(f"--{flag} applies to timed_pd, not {args.controller}")
+            if flag == "lookahead" and not value > 0:
+                raise ConfigError(f"--lookahead must be > 0 s, got {value:g}")
+            options.append((flag, value))
     model = load_model(args.model)
     ref = load_clip_reference(args.clip, model=args.model)
     opt = SimOptions(controller=args.controller, dt=args.dt, root=args.root,

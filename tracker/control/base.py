@@ -32,21 +32,22 @@ class State(NamedTuple):
 
 
 class Target(NamedTuple):
-    """The reference at the next step's time ``t_{n+1}``, and at ``t_n``.
+    """The reference at the next step's time ``t_{n+1}``, at ``t_n``, and the time ``t_{n+1}``.
 
     ``q`` ``(nq,)``, ``v`` ``(nv,)``: the setpoint at ``t_{n+1}`` (what PD,
     SPD and ``native`` servo toward). ``q_now`` ``(nq,)``, ``v_now`` ``(nv,)``:
     the reference at the step's start ``t_n`` (``None`` when the caller has no
     clip); controllers that predict the error over the step from its value at
-    ``t_n`` (``analytic_pd``, Weinstein et al. 2008) need it. The tuple has four
-    entries: read them by name or index (``target[0]``, ``target[1]``), not by
-    unpacking into two.
+    ``t_n`` (``analytic_pd``, Weinstein et al. 2008) need it. ``t``: the time
+    ``t_{n+1}``, s, for controllers that keep time (``timed_pd``, Allen et al.
+    2007). Read the fields by name.
     """
 
     q: np.ndarray
     v: np.ndarray
     q_now: np.ndarray | None = None
     v_now: np.ndarray | None = None
+    t: float = float("nan")
 
 
 @runtime_checkable

@@ -10,7 +10,9 @@ lists them all with defaults and units)::
     clip: {path, joint_map, ik, fps, start, end, keep_first_frame}
     controller: {name: spd|pd|native|analytic_pd, target_velocity: ref|zero, prediction,
                  gains: {k_t, inertia_scaling, kd_mode, kd_ratio, kd, scale, torque_limits},
-                 analytic: {prediction, partition, damping_ratio, gain_units}}
+                 analytic: {prediction, partition, damping_ratio, gain_units},
+                 timed: {lookahead, tension, inertia, integration, horizon, compensation,
+                         gravity_compensation, min_steps}}
     root: {mode: anchored|kinematic|free, kp_linear, kp_angular, kd_ratio}
     schedule: {enabled, k_r, k_r_ratio, t_e, t_f, scope, blend, min_separation}
     sim: {dt, duration, solver_iterations, max_speed}
@@ -40,7 +42,7 @@ import yaml
 from tracker.errors import ConfigError, ModelError
 from tracker.experiments.schema import REQUIRED, Context, describe, parse, setting, show, to_plain
 
-ControllerName = Literal["spd", "pd", "native", "analytic_pd"]
+ControllerName = Literal["spd", "pd", "native", "analytic_pd", "timed_pd"]
 RootModeName = Literal["anchored", "kinematic", "free"]
 
 
@@ -86,16 +88,38 @@ class AnalyticPDConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class TimedPDConfig:
+    """Options of ``timed_pd`` (Allen et al. 2007; :mod:`tracker.control.timed_pd`)."""
+
+    lookahead: float = setting(0.02, "how far ahead on the clip the key is sampled (sets the stiffness)",
+                               unit="s", gt=0)
+    tension: float | None = setting(None, "after a hit, aim at the clip this long after it, then track again "
+                                    "(the paper's d); null: keep tracking", unit="s", gt=0)
+    inertia: Literal["full", "composite", "single"] = setting(
+        "full", "full: the joint-space mass matrix; composite: each axis's composite inertia (eq. 5-7); "
+                "single: the joint's own link (both per DOF, stable on the humanoid only at small steps)")
+    integration: Literal["implicit", "explicit"] = setting(
+        "implicit", "implicit: the PD law at each DOF's predicted next state; explicit: the paper's")
+    horizon: Literal["remaining", "segment"] = setting(
+        "remaining", "t-hat: the time remaining to the key, or the segment's length (ablation)")
+    compensation: bool = setting(True, "parent-torque compensation (eq. 8-10; composite/single only)")
+    gravity_compensation: bool = setting(True, "add the bias forces c(q, v) (composite/single only)")
+    min_steps: float = setting(1.0, "floor of t-hat in time steps", ge=1)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ControllerConfig:
     """Which servo tracks the reference."""
 
     name: ControllerName = setting("spd", "stable PD (spd), explicit PD (pd), PyBullet's STABLE_PD_CONTROL "
-                                   "(native) or Weinstein et al. 2008's analytic PD (analytic_pd)")
+                                   "(native), Weinstein et al. 2008's analytic PD (analytic_pd) or Allen et al. "
+                                   "2007's timed PD (timed_pd)")
     target_velocity: Literal["ref", "zero"] = setting("ref", "servo toward the reference velocity or zero")
     prediction: Literal["semi_implicit", "explicit"] = setting(
         "semi_implicit", "SPD's next-state prediction (spd only; explicit is Tan et al.'s)")
     gains: GainsConfig = setting(GainsConfig(), "joint gains")
     analytic: AnalyticPDConfig = setting(AnalyticPDConfig(), "analytic_pd options (analytic_pd only)")
+    timed: TimedPDConfig = setting(TimedPDConfig(), "timed_pd options (timed_pd only)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -379,6 +403,10 @@ def _check_relations(cfg: ExperimentConfig, ctx: Context) -> None:
                         "(controller.analytic.partition: true; approximate under contact)", ("anchored", "kinematic"))
     if cfg.schedule.enabled and cfg.controller.name == "native":
         raise ctx.error("schedule.enabled", "the gain schedule needs controller spd or pd (native has fixed gains)")
+    if cfg.schedule.enabled and cfg.controller.name == "timed_pd":
+        raise ctx.error("schedule.enabled", "timed_pd computes its own gains from the time to the key, so the gain "
+                        "schedule has nothing to act on; set it false (controller.timed.tension is timed_pd's "
+                        "reaction to a hit)")
     for i, b in enumerate(cfg.balls):
         if b.direction is not None and sum(x * x for x in b.direction) < 1e-12:
             raise ctx.error(f"balls.{i}.direction", f"must be a non-zero vector, got {list(b.direction)}")

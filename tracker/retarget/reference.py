@@ -77,14 +77,15 @@ class Reference:
         return (self.n_frames - 1) / self.fps
 
     def _interp_q(self, i: int, alpha: float) -> np.ndarray:
+        from tracker.retarget.interp import interp_q  # compiled; imported on first use
+
         q0, q1 = self.q[i], self.q[min(i + 1, self.n_frames - 1)]
-        out = (1 - alpha) * q0 + alpha * q1
-        lay = self._lay
-        quat_idx = lay.sph_q
-        if lay.has_base:
-            quat_idx = np.vstack([np.arange(3, 7)[None], quat_idx])
-        out[quat_idx] = slerp(q0[quat_idx], q1[quat_idx], alpha)
-        return out
+        starts = self.__dict__.get("_quat_starts")
+        if starts is None:
+            lay = self._lay
+            starts = np.array(([3] if lay.has_base else []) + [int(r[0]) for r in lay.sph_q], dtype=np.int64)
+            object.__setattr__(self, "_quat_starts", starts)
+        return interp_q(q0, q1, float(alpha), starts, np.empty(q0.shape[0]))
 
     @property
     def _lay(self) -> Layout:

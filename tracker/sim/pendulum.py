@@ -27,6 +27,7 @@ from typing import Literal
 
 import numpy as np
 
+from tracker.character.inertia import JointInertia
 from tracker.character.layout import Layout
 
 #: ``explicit``: ``q' = q + v·dt, v' = v + a·dt`` (forward Euler, Tan et al. 2011).
@@ -133,6 +134,23 @@ class TwoLinkPendulum:
                 h * v[0] * v[0] + s12,
             ]
         )
+
+    def joint_inertia(self, q: np.ndarray) -> JointInertia:
+        """Composite inertia about each hinge (``diag M``) and each link's own (Allen et al. 2007).
+
+        Both hinges turn about the same axis (+y in :func:`pendulum_urdf`).
+        """
+        p = self.params
+        moment = np.diag(self.mass_matrix(q)).copy()
+        own = np.array([p.inertia1 + p.m1 * p.lc1**2, p.inertia2 + p.m2 * p.lc2**2])
+        axis = np.tile([0.0, 1.0, 0.0], (2, 1))
+        return JointInertia(moment, np.zeros((2, 3)), axis, own, np.zeros((2, 3)))
+
+    def parent_compensation(self, tau: np.ndarray, inertia: JointInertia) -> np.ndarray:
+        """Allen et al. 2007 eq. 8-10 on the chain: ``τ2 += m2 τ1 / m1`` (parallel axes)."""
+        out = np.array(tau, dtype=float)
+        out[1] += inertia.moment[1] * out[0] / inertia.moment[0]
+        return out
 
     def acceleration(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Forward dynamics ``a = M⁻¹ (tau − c)``, ``(2,)`` rad/s²."""

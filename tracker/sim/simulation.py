@@ -50,6 +50,7 @@ class SimOptions:
             100 rad/s clamp: a light hand or foot struck by a ball may spin at
             60-90 rad/s for a step and recover.
         start: clip time at which the run starts, s.
+        solver_iterations: PyBullet's constraint-solver iterations per step.
     """
 
     controller: str = "spd"
@@ -112,12 +113,16 @@ class Simulation:
         if opt.root == "free":
             passive[:6] = True
         kwargs = {"target_velocity": opt.target_velocity}
-        if opt.controller in ("spd", "pd", "analytic_pd"):
+        if opt.controller in ("spd", "pd", "analytic_pd", "timed_pd"):
             kwargs["passive"] = passive
-        kwargs.update(opt.controller_options)
         if opt.controller == "native":
             kwargs["character"] = self.character
+        if opt.controller == "timed_pd":
+            kwargs["reference"] = reference
+        kwargs.update(dict(opt.controller_options))
         self.controller = create_controller(opt.controller, layout=lay, dynamics=self.character, **kwargs)
+        if scenario is not None and hasattr(self.controller, "bind"):
+            self.controller.bind(scenario)  # controllers that react to contacts watch its events
         self._native = bool(getattr(self.controller, "drives_root_kinematically", False))
         self.t = opt.start
         self.gains = self.base_gains
@@ -163,7 +168,11 @@ class Simulation:
             q, v = q.copy(), v.copy()
             q[0:7], v[0:6] = q_now[0:7], v_now[0:6]
             c.reset_base(q[0:7], v[0:6])
-        tau = self.controller.torques(State(q, v), Target(q_next, v_next, q_now, v_now), self.gains, dt)
+        # A keyframe track (tracker.keyframes) also gives the two keys around t + dt for its servos.
+        key_target = getattr(self.reference, "target", None)
+        target = (key_target(self.t + dt) if key_target is not None
+                  else Target(q_next, v_next, q_now, v_now, t=self.t + dt))
+        tau = self.controller.torques(State(q, v), target, self.gains, dt)
         if not self._native:
             if opt.root == "free":
                 tau[0:6] = 0.0

@@ -75,6 +75,10 @@ class World:
     def dt(self) -> float:
         return self.settings.dt
 
+    def set_gravity(self, gravity: tuple[float, float, float]) -> None:
+        """Change the world's gravity, m/s² (the dynamics routines read it back each call)."""
+        p.setGravity(*map(float, gravity), physicsClientId=self.client)
+
     def step(self) -> None:
         p.stepSimulation(physicsClientId=self.client)
 

@@ -198,8 +198,16 @@ class LiveSession:
             out.append(BallView((body, radius, rgba), np.array(pos), np.array(orn), radius, rgba))
         return out
 
+    def next_key(self):
+        """The keyframe a timed controller (``timed_pd``) aims at, or None (clips, other controllers)."""
+        key = getattr(self.sim.controller, "last_key", None)
+        return key if key is not None and key.index >= 0 else None
+
     def reference_pose(self) -> np.ndarray:
-        """The reference ``q`` at the current time ``(nq,)``."""
+        """The reference ``q`` at the current time ``(nq,)``; the next keyframe for a timed controller."""
+        key = self.next_key()
+        if key is not None:
+            return key.q
         if self.row is not None:
             return self.row["q_ref"]
         return self.sim.reference.sample(self.sim.t)[0]
@@ -233,6 +241,9 @@ class LiveSession:
                f"(max {np.degrees(worst):4.1f})   {self.schedule_state()}   balls {self.n_balls()}"
                f"{'   PAUSED' if st.paused else ''}")
         lines = [now]
+        key = self.next_key()
+        if key is not None:
+            lines.append(f"ghost: key {key.index} at {key.t:.2f} s, {max(key.t - self.sim.t, 0.0):.2f} s to go")
         g = self.gain_params()
         if g:
             lines.append(f"k_t {g['k_t']:.4g}  k_r {g['k_r']:.4g}  t_e {g['t_e']:.3g} s  t_f {g['t_f']:.3g} s  "
