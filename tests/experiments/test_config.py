@@ -105,7 +105,7 @@ BROKEN = {
     "number for a boolean": (
         "clip: {path: clip.bvh}\noutputs: {plots: 1}\n", [], "{f}: outputs.plots: expected true or false, got 1"),
     "YAML syntax error": (
-        "clip: {path: clip.bvh\nsim: {dt: 1/60}\n", [], "{f}:2: invalid YAML (expected ',' or '}', but got ':')"),
+        "clip: {path: clip.bvh\nsim: {dt: 1/60}\n", [], "{f}:2: invalid YAML (did not find expected ',' or '}')"),
     "empty file": ("", [], "{f}: the config is empty (it needs at least clip.path)"),
     "a list instead of a mapping": (
         "- clip\n- sim\n", [], "{f}: expected a mapping of sections (clip, controller, sim...), got [clip, sim]"),
