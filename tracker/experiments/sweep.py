@@ -367,7 +367,8 @@ def _pool_map(jobs: list[tuple], workers: int):
     # Linux: fork, so that workers start at once with the parent's imports, sweep and reference (the
     # parent holds no PyBullet client and no threads yet). Elsewhere: fresh interpreters (spawn).
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context(method)) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context(method),
+                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
         futures = [pool.submit(_run_one, *j) for j in jobs]
         try:
             for fut in as_completed(futures):
@@ -376,6 +377,43 @@ def _pool_map(jobs: list[tuple], workers: int):
             for f in futures:
                 f.cancel()
             raise
+
+
+#: How often a worker checks that its parent is still there, s.
+WATCHDOG_PERIOD_S = 0.5
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Make this worker process end when ``parent_pid`` (the sweep) does, however it ends.
+
+    On Linux the kernel sends SIGKILL to the worker when its parent dies (``prctl``
+    ``PR_SET_PDEATHSIG``); everywhere a daemon thread also checks every
+    :data:`WATCHDOG_PERIOD_S` seconds that the parent is still its parent, and ends the
+    process otherwise (a worker orphaned before the ``prctl`` call, or a platform without it).
+    A killed sweep's unfinished run has no metrics.json, so the next run of the sweep redoes it.
+    """
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watchdog below still works
+    if os.getppid() != parent_pid:  # the parent died before the prctl call took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(WATCHDOG_PERIOD_S)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="tracker-parent-watchdog", daemon=True).start()
 
 
 def _require_ray():
