@@ -219,13 +219,14 @@ def _parser_loader():
 
 
 def load_yaml_text(text: str, name: str, *, error: type[TrackerError] = ConfigError,
-                   max_depth: int = MAX_DEPTH, max_values: int = MAX_VALUES) -> Any:
+                   max_depth: int = MAX_DEPTH, max_values: int = MAX_VALUES, lines: bool = True) -> Any:
     """Parse one YAML document safely; see the module docstring.
 
     Args:
         text: the YAML text.
         name: the file, for messages (``name:line: problem``).
         error: the exception type raised.
+        lines: name the line in messages (False for a one-line value such as ``--set``'s).
 
     Returns:
         Plain data (dicts, lists, str, int, float, bool, None); None for an empty document.
@@ -250,16 +251,18 @@ def load_yaml_text(text: str, name: str, *, error: type[TrackerError] = ConfigEr
         except (ValueError, TypeError, OverflowError, RecursionError, MemoryError, AttributeError,
                 KeyError, IndexError) as exc:
             at = builder.node
-            value = show_scalar(at.value) if isinstance(at, ScalarNode) else "this value"
-            tag = at.tag.rsplit(":", 1)[-1] if at is not None and at.tag else "value"
-            raise _Problem(_line(getattr(at, "start_mark", None)),
-                           f"cannot read {value} as {tag} ({type(exc).__name__}: {_flat(exc)})") from None
+            if isinstance(at, ScalarNode):
+                tag = "!!" + at.tag.rsplit(":", 1)[-1] if at.tag.startswith("tag:yaml.org,2002:") else at.tag
+                message = f"{show_scalar(at.value)} is not a valid {tag}"
+            else:
+                message = f"cannot build this value ({type(exc).__name__}: {_flat(exc)})"
+            raise _Problem(_line(getattr(at, "start_mark", None)), message) from None
     except _Problem as p:
-        where = f"{name}:{p.line}" if p.line is not None else name
+        where = f"{name}:{p.line}" if p.line is not None and lines else name
         raise error(f"{where}: {p.message}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"{name}:{mark.line + 1}" if mark is not None else name
+        where = f"{name}:{mark.line + 1}" if mark is not None and lines else name
         raise error(f"{where}: invalid YAML ({_flat(getattr(exc, 'problem', None) or exc)})") from None
     except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
         raise error(f"{name}: invalid YAML ({type(exc).__name__}: {_flat(exc)})") from None

@@ -251,7 +251,7 @@ def parse_override(expr: str) -> tuple[str, Any]:
     key = ".".join(part.strip() for part in key.split("."))
     if len(text) > 10_000:
         raise ConfigError(f"--set {shown}: the value is longer than 10,000 characters")
-    value = load_yaml_text(text, f"--set {shown}", error=ConfigError) if text.strip() else None
+    value = load_yaml_text(text, f"--set {shown}", error=ConfigError, lines=False) if text.strip() else None
     return key, value
 
 

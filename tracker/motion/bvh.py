@@ -47,7 +47,7 @@ _FRAMES_RE = re.compile(r"frames:\s*(\S*)\s*$", re.IGNORECASE)
 #: Bounds on what a file may ask for, checked before anything is allocated.
 MAX_FILE_BYTES = 1 << 30  # 1 GiB of text: about 4 hours of a 60-joint skeleton at 120 fps
 MAX_FRAMES = 100_000_000
-MAX_JOINTS = 10_000
+MAX_JOINTS = 1_000  # a full-body rig with fingers and a face has a few hundred
 #: Frame Time range, s: 1 MHz to one frame per minute.
 MIN_FRAME_TIME = 1e-6
 MAX_FRAME_TIME = 60.0
@@ -300,7 +300,7 @@ def _parse_tree(ls: _Lines, header: _Header, line: int, tok: list[str]) -> None:
         else:
             joint = header.joints[stack[-1]].name
             raise ls.error(
-                line, f"expected JOINT, End Site or '}}' in joint {joint!r}, found {_show(tok)}"
+                line, f"expected JOINT, End Site or '}}' in joint {_token(joint)}, found {_show(tok)}"
             )
 
 
@@ -325,14 +325,14 @@ def _open_joint(
         raise ls.error(line, f"{tok[0]} without a name")
     name = " ".join(words)
     if name in first_line:
-        raise ls.error(line, f"duplicate joint name {name!r} (first on line {first_line[name]})")
+        raise ls.error(line, f"duplicate joint name {_token(name)} (first on line {first_line[name]})")
     first_line[name] = line
     if len(header.joints) >= MAX_JOINTS:
         raise ls.error(line, f"more than {MAX_JOINTS:,} joints: not a character skeleton")
-    _brace(ls, tok[1:], f"joint {name!r}")
+    _brace(ls, tok[1:], f"joint {_token(name)}")
     joint = _Joint(name=name, parent=parent, line=line)
-    joint.offset = _offset(ls, f"joint {name!r}")
-    line, tok = ls.next(f"inside joint {name!r}")
+    joint.offset = _offset(ls, f"joint {_token(name)}")
+    line, tok = ls.next(f"inside joint {_token(name)}")
     if tok[0].upper() == "CHANNELS":
         joint.channels = _channels(ls, line, tok, name)
     else:
@@ -353,11 +353,11 @@ def _offset(ls: _Lines, what: str) -> tuple[float, float, float]:
 
 def _channels(ls: _Lines, line: int, tok: list[str], joint: str) -> tuple[str, ...]:
     if len(tok) < 2 or not re.fullmatch(r"[0-9]+", tok[1]):
-        raise ls.error(line, f"CHANNELS of joint {joint!r} must start with a channel count")
+        raise ls.error(line, f"CHANNELS of joint {_token(joint)} must start with a channel count")
     names = tok[2:]
     if len(tok[1]) > 3 or int(tok[1]) != len(names):
         raise ls.error(
-            line, f"CHANNELS of joint {joint!r} says {_token(tok[1])[1:-1]} but lists {len(names)} names"
+            line, f"CHANNELS of joint {_token(joint)} says {_token(tok[1])[1:-1]} but lists {len(names)} names"
         )
     out = []
     for n in names:
@@ -365,10 +365,10 @@ def _channels(ls: _Lines, line: int, tok: list[str], joint: str) -> tuple[str, .
         if canonical is None:
             raise ls.error(
                 line,
-                f"unknown channel name {n!r} in joint {joint!r}; valid: {' '.join(CHANNELS)}",
+                f"unknown channel name {_token(n)} in joint {_token(joint)}; valid: {' '.join(CHANNELS)}",
             )
         if canonical in out:
-            raise ls.error(line, f"channel {canonical} listed twice in joint {joint!r}")
+            raise ls.error(line, f"channel {canonical} listed twice in joint {_token(joint)}")
         out.append(canonical)
     return tuple(out)
 
@@ -377,7 +377,7 @@ def _end_site(ls: _Lines, header: _Header, line: int, tok: list[str], owner: int
     words = [t.upper() for t in tok]
     if words not in (["END", "SITE"], ["END", "SITE", "{"]):
         raise ls.error(line, f"expected 'End Site', found {_show(tok)}")
-    what = f"the End Site of joint {header.joints[owner].name!r}"
+    what = f"the End Site of joint {_token(header.joints[owner].name)}"
     _brace(ls, tok[2:], what)
     header.end_parents.append(owner)
     header.end_offsets.append(_offset(ls, what))
