@@ -121,7 +121,7 @@ class SimConfig:
     """Time stepping."""
 
     dt: float = setting(1.0 / 60.0, "physics (= control) time step; 1/60 style fractions allowed", unit="s",
-                        gt=0, le=0.1, fraction=True)
+                        ge=1e-5, le=0.1, fraction=True)
     duration: float | None = setting(None, "seconds to simulate; null: from clip.start to clip.end (or the clip's end)",
                                      unit="s", gt=0, le=3600)
     solver_iterations: int = setting(50, "PyBullet constraint-solver iterations per step", ge=1, le=10000)

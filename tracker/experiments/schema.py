@@ -245,14 +245,14 @@ def _number(tp: type, value: Any, ctx: Context, key: str, meta: typing.Mapping) 
         raise ctx.error(key, f"expected {what}, got {show(given)}")
     elif not math.isfinite(value):
         raise ctx.error(key, f"expected a finite number, got {show(given)}")
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2 ** 63:
-        raise ctx.error(key, f"{show(given)} is out of range (magnitude over 2^63)")
     for bound, ok, word in (("gt", lambda x, b: x > b, ">"), ("ge", lambda x, b: x >= b, ">="),
                             ("lt", lambda x, b: x < b, "<"), ("le", lambda x, b: x <= b, "<=")):
         b = meta.get(bound)
         if b is not None and not ok(value, b):
             unit = f" {meta['unit']}" if meta.get("unit") else ""
             raise ctx.error(key, f"must be {word} {bound_text(b)}{unit}, got {show(given)}")
+    if isinstance(value, int) and abs(value) > 2 ** 63:  # float() of a huge integer overflows
+        raise ctx.error(key, f"{show(given)} is out of range (magnitude over 2^63)")
     return tp(value)
 
 

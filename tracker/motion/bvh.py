@@ -273,7 +273,13 @@ def _parse_header(ls: _Lines) -> _Header:
     match = _FRAME_TIME_RE.match(" ".join(tok))
     if not match:
         raise ls.error(line, f"expected 'Frame Time: seconds', found {_show(tok)}")
-    dt = _number(ls, line, match.group(1), "Frame Time")
+    token = match.group(1)
+    try:
+        dt = float(token)
+    except ValueError:
+        raise ls.error(line, f"Frame Time: {_token(token)} is not a number") from None
+    if not math.isfinite(dt):
+        raise ls.error(line, f"Frame Time: {_token(token)} is not a finite number")
     if not dt > 0:
         raise ls.error(line, f"Frame Time must be positive, found {_token(match.group(1))}")
     if not MIN_FRAME_TIME <= dt <= MAX_FRAME_TIME:
