@@ -93,7 +93,7 @@ BROKEN = {
         "clip: {path: clip.bvh}\nsim: {dt: fast}\n", [],
         "{f}: sim.dt: expected a number or a fraction like 1/60, got 'fast'"),
     "out of range": (
-        "clip: {path: clip.bvh}\nsim: {dt: -0.01}\n", [], "{f}: sim.dt: must be > 0 s, got -0.01"),
+        "clip: {path: clip.bvh}\nsim: {dt: -0.01}\n", [], "{f}: sim.dt: must be >= 1e-05 s, got -0.01"),
     "unknown controller name": (
         "clip: {path: clip.bvh}\ncontroller: {name: lqr}\n", [],
         "{f}: controller.name: 'lqr' is not allowed (valid: spd, pd, native)"),

@@ -43,7 +43,7 @@ def test_runs_are_the_grid_crossed_with_the_zipped_lists_with_stable_folder_name
     ("zip:\n  sim.dt: [1/60, 1/30]\n  controller.gains.scale: [1]\n",
      "sw.yaml: zip: lists must have one common length, got sim.dt: 2, controller.gains.scale: 1"),
     ("grid:\n  controller.gains.scale: [1.0, 1.0000001]\n", "get the same folder name 'scale=1'"),
-    ("grid:\n  sim.dt: [1/60, -1]\n", "sim.dt: must be > 0 s, got -1 [from sweep sw.yaml run dt=-1: sim.dt=-1]"),
+    ("grid:\n  sim.dt: [1/60, -1]\n", "sim.dt: must be >= 1e-05 s, got -1 [from sweep sw.yaml run dt=-1: sim.dt=-1]"),
     ("grid:\n  sim.dt: [1/60]\nplots:\n  - {x: sim.duration, metric: diverged}\n",
      "sw.yaml: plots.0.x: 'sim.duration' is not a swept key (valid: sim.dt)"),
     ("grid:\n  sim.dt: [1/60]\nplots:\n  - {kind: heatmap, x: sim.dt, metric: diverged}\n",
