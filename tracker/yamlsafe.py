@@ -59,7 +59,7 @@ MAX_BYTES = 1 << 20
 #: Deepest nesting of lists and mappings (after alias expansion).
 MAX_DEPTH = 64
 #: Most values (scalars, lists and mappings) a document may hold after alias expansion.
-MAX_VALUES = 250_000
+MAX_VALUES = 50_000  # a config holds hundreds; a keyframe file a few thousand; reading 50,000 takes ~1 s
 #: Longest integer literal, in digits (2**64 has 20).
 MAX_INT_DIGITS = 30
 #: How much of a value a message shows.

@@ -199,3 +199,16 @@ def test_sweep_workers_die_within_5_s_of_their_parent_being_killed(tmp_path, wav
                 pass
     assert not survivors, f"workers {survivors} outlived the killed sweep by more than 5 s"
     assert not (out / "summary.csv").exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork")
+def test_a_worker_whose_parent_is_already_gone_ends_at_once():
+    """The watchdog's first check: a worker set up for a parent that is not its parent exits with status 1."""
+    import multiprocessing as mp
+
+    from tracker.experiments.sweep import die_with_parent
+
+    proc = mp.get_context("fork").Process(target=die_with_parent, args=(os.getpid() + 10**6,))
+    proc.start()
+    proc.join(10)
+    assert proc.exitcode == 1

@@ -249,6 +249,8 @@ def parse_override(expr: str) -> tuple[str, Any]:
     if not sep or not key or any(not part.strip() for part in key.split(".")):
         raise ConfigError(f"--set {shown}: expected KEY=VALUE with a dotted key like sim.dt=1/30")
     key = ".".join(part.strip() for part in key.split("."))
+    if len(key) > 200:
+        raise ConfigError(f"--set {shown}: the key is longer than 200 characters")
     if len(text) > 10_000:
         raise ConfigError(f"--set {shown}: the value is longer than 10,000 characters")
     value = load_yaml_text(text, f"--set {shown}", error=ConfigError, lines=False) if text.strip() else None
@@ -424,7 +426,7 @@ def _check_names(cfg: ExperimentConfig, ctx: Context) -> ExperimentConfig:
     kd = cfg.controller.gains.kd
     for name in kd if isinstance(kd, dict) else ():
         if name not in groups and name not in joints:
-            raise ctx.error(f"controller.gains.kd.{name}", f"{name!r} is not a joint group or joint of model "
+            raise ctx.error(f"controller.gains.kd.{name}", f"{show(name)} is not a joint group or joint of model "
                             f"{model.name!r}", tuple(dict.fromkeys(groups + joints)))
 
     presets = _ball_presets()

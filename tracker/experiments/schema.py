@@ -138,6 +138,8 @@ class Context:
 
     def error(self, key: str, message: str, valid: typing.Iterable[Any] | None = None) -> ConfigError:
         """A one-line :class:`ConfigError`: ``file: key: message (valid: ...)``."""
+        if len(key) > 120:  # a key path the user wrote: cut before rendering
+            key = key[:117] + "..."
         text = f"{self.source}: {key}: {message}" if key else f"{self.source}: {message}"
         if valid is not None:
             text += f" (valid: {', '.join(str(v) for v in valid)})"
@@ -165,7 +167,7 @@ def parse(cls: type, raw: Any, ctx: Context, key: str = "") -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     for k in raw:
         if k not in fields:
-            near = difflib.get_close_matches(str(k), fields, n=1)
+            near = difflib.get_close_matches(str(k), fields, n=1) if len(str(k)) <= 100 else []
             hint = f"; did you mean {near[0]!r}?" if near else ""
             raise ctx.error(join(key, k), f"unknown key{hint}", fields)
     hints = typing.get_type_hints(cls)

@@ -173,10 +173,10 @@ def _check_plot(spec: PlotSpec, keys: tuple[str, ...], ctx: Context, where: str)
     for attr in ("x", "y", "hue", "gain"):
         v = getattr(spec, attr)
         if v is not None and v not in keys:
-            raise ctx.error(f"{where}.{attr}", f"{v!r} is not a swept key", keys)
+            raise ctx.error(f"{where}.{attr}", f"{show(v)} is not a swept key", keys)
     for k in spec.where:
         if k not in keys:
-            raise ctx.error(f"{where}.where.{k}", f"{k!r} is not a swept key", keys)
+            raise ctx.error(f"{where}.where.{k}", f"{show(k)} is not a swept key", keys)
 
 
 def _runs(cfg: SweepConfig, ctx: Context) -> list[Run]:
@@ -190,7 +190,7 @@ def _runs(cfg: SweepConfig, ctx: Context) -> list[Run]:
             params = tuple(zip(grid_keys + zip_keys, g + z))
             key = "__".join(f"{shorts[k]}={_fmt(v)}" for k, v in params) or "base"
             if key in seen:
-                raise ctx.error("grid", f"runs {seen[key]} and {dict(params)} get the same folder name {key!r}; "
+                raise ctx.error("grid", f"runs {show(seen[key])} and {show(dict(params))} get the same folder name {show(key)}; "
                                 "make the values distinct")
             seen[key] = dict(params)
             runs.append(Run(params, key))

@@ -120,6 +120,8 @@ def read_bvh(path: str | Path, *, unit: str | None = None, up_axis: str | None =
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise BVHError(str(path), None, f"cannot read file: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL byte in the path
+        raise BVHError(repr(str(path))[1:-1], None, f"cannot read file: {exc}") from None
     return read_bvh_bytes(data, str(path), unit=unit, up_axis=up_axis)
 
 
