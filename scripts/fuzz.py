@@ -425,6 +425,55 @@ def campaign(kind: str, n: int, seed: int, out: Path, limit: float, work: Path, 
             "seconds": round(time.perf_counter() - t_start, 1)}
 
 
+def cli_sample(n: int, seed: int, out: Path, work: Path, log) -> dict:
+    """``n`` mutated files through the command line (half BVH via ``tracker inspect --json``, half
+    configs via ``tracker run`` for 0.1 s): exit 0/2/3 and, on 2, one ``error:`` line."""
+    import os
+    import subprocess
+
+    rng = random.Random(f"cli-{seed}")
+    bvhs, ymls, keys = bvh_bases(), yaml_bases(), _key_paths()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("TRACKER_DEBUG", None)
+    counts: Counter = Counter()
+    for case in range(n):
+        if case % 2 == 0:
+            name, base = bvhs[rng.randrange(len(bvhs))]
+            path = work / f"cli-{name}.bvh"
+            path.write_bytes(mutate_bvh(base, rng))
+            argv = ["inspect", str(path), "--json"]
+        else:
+            name, base = ymls[rng.randrange(len(ymls))]
+            data, overrides = mutate_yaml(base, rng, keys)
+            path = work / f"cli-{name}.yaml"
+            path.write_bytes(data)
+            argv = ["run", str(path), "--set", "sim.duration=0.1", "--set", "outputs.video=false",
+                    "--out", str(work / "cli-result"), *[a for o in overrides for a in ("--set", o)]]
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "tracker", *argv], capture_output=True, text=True, env=env,
+                              timeout=600, check=False)
+        seconds = time.perf_counter() - t0
+        err = proc.stderr.strip("\n")
+        ok = proc.returncode in (0, 3) or (proc.returncode == 2 and err.startswith("error: ") and "\n" not in err
+                                           and "internal error" not in err and "Traceback" not in err)
+        if ok and proc.returncode == 0 and argv[0] == "inspect":
+            try:
+                json.loads(proc.stdout, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+            except ValueError:
+                ok = False
+        outcome = ("accepted" if proc.returncode in (0, 3) else "rejected") if ok else "escaped"
+        counts[outcome] += 1
+        if not ok:
+            out.mkdir(parents=True, exist_ok=True)
+            stem = out / f"cli-seed{seed}-case{case}-{name}"
+            stem.with_suffix(path.suffix).write_bytes(path.read_bytes())
+            stem.with_suffix(".txt").write_text(f"tracker {' '.join(argv)}: exit {proc.returncode} in {seconds:.1f} s"
+                                                f"\n{proc.stderr[-3000:]}\n")
+            log(f"  cli case {case} ({name}): exit {proc.returncode} -> {stem.with_suffix('.txt')}")
+    return {"cases": n, "accepted": counts["accepted"], "rejected": counts["rejected"],
+            "escaped": counts["escaped"], "slow": 0}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--bvh", type=int, default=1000, help="mutated BVH files (default 1000)")
@@ -434,6 +483,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="fuzz-out", help="folder for reproducers of escaped and slow cases")
     p.add_argument("--retarget", type=float, default=0.05,
                    help="fraction of the BVH cases also retargeted onto the humanoid (default 0.05)")
+    p.add_argument("--cli", type=int, default=0,
+                   help="also run this many mutated files through the command line, one process each (default 0)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     args = p.parse_args(argv)
 
@@ -451,6 +502,8 @@ def main(argv: list[str] | None = None) -> int:
             result["bvh"] = campaign("bvh", args.bvh, args.seed, out, args.slow, Path(tmp), log, args.retarget)
         if args.yaml:
             result["yaml"] = campaign("yaml", args.yaml, args.seed, out, args.slow, Path(tmp), log)
+        if args.cli:
+            result["cli"] = cli_sample(args.cli, args.seed, out, Path(tmp), log)
     result["peak_memory_mb"] = round(peak_rss_mb())
     if args.json:
         print(json.dumps(result, indent=2))
@@ -458,12 +511,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"seed {args.seed}, peak memory {result['peak_memory_mb']} MB")
         print(f"{'campaign':<8} {'cases':>7} {'accepted':>9} {'rejected':>9} {'escaped':>8} "
               f"{'slow':>5} {'slowest':>8} {'time':>7}")
-        for kind in ("bvh", "yaml"):
+        for kind in ("bvh", "yaml", "cli"):
             r = result.get(kind)
-            if r:
+            if r and kind == "cli":
+                print(f"{kind:<8} {r['cases']:>7} {r['accepted']:>9} {r['rejected']:>9} {r['escaped']:>8}")
+            elif r:
                 print(f"{kind:<8} {r['cases']:>7} {r['accepted']:>9} {r['rejected']:>9} {r['escaped']:>8} "
                       f"{r['slow']:>5} {r['slowest_s']:>7.2f}s {r['seconds']:>6.0f}s")
-    bad = sum(result[k]["escaped"] + result[k]["slow"] for k in ("bvh", "yaml") if k in result)
+    bad = sum(result[k]["escaped"] + result[k]["slow"] for k in ("bvh", "yaml", "cli") if k in result)
     return 1 if bad else 0
 
 
