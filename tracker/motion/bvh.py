@@ -47,7 +47,7 @@ _FRAMES_RE = re.compile(r"frames:\s*(\S*)\s*$", re.IGNORECASE)
 #: Bounds on what a file may ask for, checked before anything is allocated.
 MAX_FILE_BYTES = 1 << 30  # 1 GiB of text: about 4 hours of a 60-joint skeleton at 120 fps
 MAX_FRAMES = 100_000_000
-MAX_JOINTS = 1_000  # a full-body rig with fingers and a face has a few hundred
+MAX_JOINTS = 500  # a full-body rig with fingers and a face has a few hundred
 #: Frame Time range, s: 1 MHz to one frame per minute.
 MIN_FRAME_TIME = 1e-6
 MAX_FRAME_TIME = 60.0
