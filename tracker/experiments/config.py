@@ -21,9 +21,11 @@ Loading is strict (:mod:`tracker.experiments.schema`): an unknown key, a wrong
 type, an out-of-range value, a missing file or an unknown name (model, joint
 map, gain group, link, ball preset) raises a one-line :class:`ConfigError`
 naming the file, the key path, the given value and what is allowed. Relative
-paths resolve against the config's folder; the YAML is read with the safe
-loader only. ``--set KEY=VALUE`` overrides (:func:`apply_overrides`) go
-through the same checks.
+paths resolve against the config's folder; the YAML is read by
+:mod:`tracker.yamlsafe` (size, nesting and alias expansion bounded, a key
+given twice refused). Numbers have physical ranges, shown by ``--keys``.
+``--set KEY=VALUE`` overrides (:func:`apply_overrides`; ``balls.0.speed`` or
+``balls[0].speed``, values in YAML, ``1e30`` a number) go through the same checks.
 """
 
 from __future__ import annotations
