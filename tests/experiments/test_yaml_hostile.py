@@ -227,3 +227,12 @@ def test_the_safe_reader_is_reusable_for_other_files(tmp_path):
         read_yaml_file(path, "keyframe", error=RetargetError, max_bytes=100)
     assert str(info.value) == f"{path}: the keyframe file is larger than the 100 bytes limit for keyframe files"
     assert read_yaml_file(path, "keyframe", error=RetargetError)["poses"][0] == 0.1
+
+
+def test_a_set_value_on_several_lines_is_shown_on_one(tmp_path):
+    """Found by scripts/fuzz.py --seed 3: a folded block scalar as a --set value."""
+    message = _error(tmp_path, BASE, ["balls.0.mass=>-\n  folded"])
+    assert message == ("c.yaml: balls.0: index 0 is out of range (balls has no items) "
+                       "[from --set balls.0.mass=>-\\n  folded]")
+    message = _error(tmp_path, BASE, ["sim.\nd t=1"])
+    assert message == "c.yaml: 'sim.d t': a key path has no spaces or control characters [from --set sim.\\nd t=1]"

@@ -289,10 +289,14 @@ def apply_overrides(raw: Any, overrides: Sequence[str | tuple[str, Any]], source
         else:
             key, value = item
             expr = f"{key}={yaml.safe_dump(value, default_flow_style=True, width=1000).strip().removesuffix('...').strip()}"
+        expr = expr.replace("\r", "\\r").replace("\n", "\\n")  # messages are one line
         if len(expr) > 100:
             expr = expr[:97] + "..."
         label = f"{origin} {expr}"
-        key = _INDEX.sub(r".\1", key)
+        key = _INDEX.sub(r".\1", str(key))
+        if any(c.isspace() or not c.isprintable() for c in key):
+            raise ConfigError(f"{source}: {show(key)}: a key path has no spaces or control characters "
+                              f"[from {label}]")
         parts = key.split(".")
         node: Any = data
         for i, part in enumerate(parts):

@@ -147,7 +147,7 @@ class Context:
             if key and (key == k or key.startswith((k + ".", k + "[")) or k.startswith(key + ".")):
                 text += f" [from {origin}]"
                 break
-        return ConfigError(" ".join(text.split("\n")))
+        return ConfigError(" ".join(text.replace("\r", "\n").split("\n")))  # always one line
 
 
 def join(prefix: str, key: str | int) -> str:
