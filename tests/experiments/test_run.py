@@ -90,22 +90,32 @@ def test_the_result_folder_has_plots_report_and_links(wave_config, tmp_path, cap
     assert metrics["steps"] == 30 and metrics["status"] == "ok"
 
 
-def test_the_same_config_gives_identical_metrics_in_two_processes(tmp_path):
-    """Determinism: one run in this process, one in a fresh interpreter; metrics.json byte for byte."""
+def test_the_same_config_gives_identical_files_in_two_processes(tmp_path):
+    """Determinism: two fresh interpreters run one config; every file of the two folders is the same
+    byte for byte (plots, recordings and report included), except timing.json (wall-clock times)."""
     from .conftest import DEMO_WAVE
 
     path = tmp_path / "ball.yaml"
     path.write_text(f"clip: {{path: {DEMO_WAVE}, start: 1.0}}\nsim: {{duration: 0.8}}\nschedule: {{enabled: true}}\n"
                     "balls: [{preset: basketball, target_link: chest, impact_time: 1.4, speed: 7, flight_time: 0.25}]\n"
-                    "outputs: {plots: false}\n")
-    runner._BASELINES.clear()
-    a = runner.run_experiment(load_config(path), tmp_path / "a")
-    proc = cli("run", str(path), "--out", str(tmp_path / "b"))
-    assert proc.returncode == 0, proc.stderr
-    text_a, text_b = (tmp_path / "a" / "metrics.json").read_text(), (tmp_path / "b" / "metrics.json").read_text()
-    assert text_a == text_b
-    assert a.metrics["impact"]["impacts"] > 0  # the ball did hit, so the comparison covers contacts too
-    assert a.metrics["impact"]["peak_deviation_rad"] > 0.01
+                    "outputs: {plots: true}\n")
+    for name in ("a", "b"):
+        proc = cli("run", str(path), "--out", str(tmp_path / name))
+        assert proc.returncode == 0, proc.stderr
+    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert files_a == files_b
+    names = {p.name for p in files_a}
+    assert {"config.yaml", "metrics.json", "recording.npz", "baseline.npz", "joint_error.png", "gains.png",
+            "joint_angles.png", "balls.png", "report.md", "timing.json"} <= names
+    differ = [str(p) for p in files_a if (tmp_path / "a" / p).read_bytes() != (tmp_path / "b" / p).read_bytes()]
+    assert differ == ["timing.json"]
+    metrics = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    assert metrics["impact"]["impacts"] > 0  # the ball did hit, so the comparison covers contacts too
+    assert metrics["impact"]["peak_deviation_rad"] > 0.01
+    with np.load(tmp_path / "a" / "recording.npz") as rec:
+        assert "wall_s" not in json.loads(str(rec["meta"]))  # wall-clock time lives in timing.json
+    assert "sim_s" in json.loads((tmp_path / "a" / "timing.json").read_text())
 
 
 def test_a_diverged_run_writes_what_it_has_and_exits_3(wave_config, tmp_path, capsys):
@@ -122,21 +132,60 @@ def test_a_diverged_run_writes_what_it_has_and_exits_3(wave_config, tmp_path, ca
     assert "**DIVERGED**" in (out / "report.md").read_text()
 
 
-def test_metrics_json_is_written_last_so_a_crash_leaves_no_finished_run(wave_config, tmp_path, monkeypatch):
+def test_a_plot_or_report_that_fails_loses_nothing_and_keeps_the_exit_status(wave_config, tmp_path, capsys,
+                                                                              monkeypatch):
+    """A diverged run whose gains plot overflows in matplotlib and whose report cannot be written:
+    metrics.json and the recording are there, each failure is one warning line, the exit status is 3."""
+    import tracker.analysis.plots as plots
     import tracker.analysis.report as report
 
-    def broken(*_args, **_kw):
-        raise RuntimeError("disk full")
+    def overflow(*_args, **_kw):
+        raise OverflowError("cannot convert float infinity to integer")
 
-    monkeypatch.setattr(report, "write_report", broken)
-    cfg = load_config(wave_config, ["outputs.plots=true"])
+    def disk_full(*_args, **_kw):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(plots, "plot_gains", overflow)
+    out = tmp_path / "pd"
+    status = main(["run", str(wave_config), "--set", "controller.name=pd", "--set", "sim.dt=1/30",
+                   "--set", "outputs.plots=true", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 3
+    assert err == "warning: gains.png not written (OverflowError: cannot convert float infinity to integer)\n"
+    assert json.loads((out / "metrics.json").read_text())["diverged"] is True
+    assert (out / "recording.npz").is_file() and (out / "joint_error.png").is_file()
+    assert not (out / "gains.png").exists()
+    assert "- gains.png not written (OverflowError: cannot convert float infinity to integer)" in \
+        (out / "report.md").read_text()
+    assert json.loads((out / "timing.json").read_text())["problems"] == [
+        "gains.png not written (OverflowError: cannot convert float infinity to integer)"]
+
+    monkeypatch.setattr(report, "report_markdown", disk_full)
+    out = tmp_path / "ok"
+    status = main(["run", str(wave_config), "--set", "outputs.plots=true", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 0
+    assert err.splitlines() == [
+        "warning: gains.png not written (OverflowError: cannot convert float infinity to integer)",
+        "warning: report.md not written (OSError: [Errno 28] No space left on device)"]
+    files = sorted(p.name for p in out.iterdir())
+    assert {"metrics.json", "recording.npz", "config.yaml", "timing.json"} <= set(files)
+    assert "report.md" not in files and not [f for f in files if f.startswith(".")]
+
+
+def test_a_run_in_a_folder_of_an_earlier_run_is_unfinished_until_its_metrics_are_written(wave_config, tmp_path,
+                                                                                         monkeypatch):
+    import tracker.experiments.runner as run_module
+
+    def broken(*_args, **_kw):
+        raise RuntimeError("simulation crashed")
+
+    monkeypatch.setattr(run_module, "_timed_sim", broken)
     (tmp_path / "crash").mkdir()
     (tmp_path / "crash" / "metrics.json").write_text("{}\n")  # an earlier run in the same folder
-    with pytest.raises(RuntimeError, match="disk full"):
-        runner.run_experiment(cfg, tmp_path / "crash")
-    files = sorted(p.name for p in (tmp_path / "crash").iterdir())
-    assert "metrics.json" not in files and not [f for f in files if f.startswith(".")]
-    assert "config.yaml" in files and "recording.npz" in files
+    with pytest.raises(RuntimeError, match="simulation crashed"):
+        runner.run_experiment(load_config(wave_config), tmp_path / "crash")
+    assert sorted(p.name for p in (tmp_path / "crash").iterdir()) == ["config.yaml"]
 
 
 def test_a_missing_video_extra_is_a_one_line_error_before_anything_runs(wave_config, tmp_path, capsys, monkeypatch):

@@ -43,7 +43,7 @@ def test_runs_are_the_grid_crossed_with_the_zipped_lists_with_stable_folder_name
     ("zip:\n  sim.dt: [1/60, 1/30]\n  controller.gains.scale: [1]\n",
      "sw.yaml: zip: lists must have one common length, got sim.dt: 2, controller.gains.scale: 1"),
     ("grid:\n  controller.gains.scale: [1.0, 1.0000001]\n", "get the same folder name 'scale=1'"),
-    ("grid:\n  sim.dt: [1/60, -1]\n", "sim.dt: must be > 0 s, got -1 [from sweep sw.yaml run dt=-1: sim.dt=-1]"),
+    ("grid:\n  sim.dt: [1/60, -1]\n", "sim.dt: must be >= 1e-05 s, got -1 [from sweep sw.yaml run dt=-1: sim.dt=-1]"),
     ("grid:\n  sim.dt: [1/60]\nplots:\n  - {x: sim.duration, metric: diverged}\n",
      "sw.yaml: plots.0.x: 'sim.duration' is not a swept key (valid: sim.dt)"),
     ("grid:\n  sim.dt: [1/60]\nplots:\n  - {kind: heatmap, x: sim.dt, metric: diverged}\n",
@@ -141,3 +141,74 @@ def test_the_ray_backend_without_ray_installed_is_a_one_line_error(tmp_path, wav
     err = capsys.readouterr().err
     assert err == "error: --backend ray needs the optional 'ray' extra; install it with: pip install -e '.[ray]'\n"
     assert not (tmp_path / "o").exists()
+
+
+def _children(pid: int) -> set[int]:
+    """Process ids whose parent is ``pid`` (Linux /proc)."""
+    out = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.add(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sweep_workers_die_within_5_s_of_their_parent_being_killed(tmp_path, wave_config):
+    """SIGKILL the sweep (only the parent, not its process group): no worker outlives it by 5 s."""
+    path = sweep_file(tmp_path, wave_config, "set: {sim.dt: 1/480, sim.duration: 3.0}\n"
+                      "grid:\n  controller.gains.scale: [0.5, 1, 2, 4, 8, 16]\n")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "tracker", "sweep", str(path), "--workers", "2", "--out", str(out)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            workers = _children(proc.pid)
+            if len(workers) >= 2 and any((out / "runs").glob("*/config.yaml")):
+                break  # both workers started and a run is under way
+            time.sleep(0.05)
+        assert proc.poll() is None and len(workers) >= 2, proc.stderr.read().decode()[-2000:] if proc.poll() else ""
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        killed = time.monotonic()
+        while any(_alive(w) for w in workers) and time.monotonic() - killed < 5.0:
+            time.sleep(0.05)
+        survivors = [w for w in workers if _alive(w)]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        for w in workers:  # do not leave them behind if the test fails
+            try:
+                os.kill(w, signal.SIGKILL)
+            except OSError:
+                pass
+    assert not survivors, f"workers {survivors} outlived the killed sweep by more than 5 s"
+    assert not (out / "summary.csv").exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork")
+def test_a_worker_whose_parent_is_already_gone_ends_at_once():
+    """The watchdog's first check: a worker set up for a parent that is not its parent exits with status 1."""
+    import multiprocessing as mp
+
+    from tracker.experiments.sweep import die_with_parent
+
+    proc = mp.get_context("fork").Process(target=die_with_parent, args=(os.getpid() + 10**6,))
+    proc.start()
+    proc.join(10)
+    assert proc.exitcode == 1

@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
     header = f"Resolved config of: {cmd}\nRun it again with: tracker run <this file>"
     result = run_experiment(cfg, out, video=True if args.video else None, gui=args.gui,
                             progress=not args.json and sys.stderr.isatty() or _force_progress(), header=header)
+    for problem in result.problems:  # the run's files are written; an output that is not says so
+        print(f"warning: {problem}", file=sys.stderr)
     m = result.metrics
     if args.json:
         json.dump({"folder": str(result.folder), **{k: v for k, v in m.items() if not k.endswith("_by_joint")

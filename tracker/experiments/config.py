@@ -24,14 +24,17 @@ Loading is strict (:mod:`tracker.experiments.schema`): an unknown key, a wrong
 type, an out-of-range value, a missing file or an unknown name (model, joint
 map, gain group, link, ball preset) raises a one-line :class:`ConfigError`
 naming the file, the key path, the given value and what is allowed. Relative
-paths resolve against the config's folder; the YAML is read with the safe
-loader only. ``--set KEY=VALUE`` overrides (:func:`apply_overrides`) go
-through the same checks.
+paths resolve against the config's folder; the YAML is read by
+:mod:`tracker.yamlsafe` (size, nesting and alias expansion bounded, a key
+given twice refused). Numbers have physical ranges, shown by ``--keys``.
+``--set KEY=VALUE`` overrides (:func:`apply_overrides`; ``balls.0.speed`` or
+``balls[0].speed``, values in YAML, ``1e30`` a number) go through the same checks.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +43,8 @@ from typing import Any, Literal
 import yaml
 
 from tracker.errors import ConfigError, ModelError
-from tracker.experiments.schema import REQUIRED, Context, describe, parse, setting, show, to_plain
+from tracker.experiments.schema import (REQUIRED, Context, describe, expand_user, is_file, parse, setting, show,
+                                        to_plain)
 
 ControllerName = Literal["spd", "pd", "native", "analytic_pd", "timed_pd"]
 RootModeName = Literal["anchored", "kinematic", "free"]
@@ -53,9 +57,10 @@ class ClipConfig:
     path: str = setting(REQUIRED, "BVH file, saved reference (.npz) or DeepMimic motion (.txt)", path=True)
     joint_map: str | None = setting(None, "joint map: a built-in name or a YAML file; null: detect from joint names")
     ik: Literal["off", "feet", "hands", "both"] = setting("off", "correct feet and/or hands by IK when retargeting")
-    fps: float | None = setting(None, "resample the reference to this rate; null: keep the clip's", unit="Hz", gt=0)
-    start: float = setting(0.0, "clip time at which the run starts", unit="s", ge=0)
-    end: float | None = setting(None, "clip time at which the run stops; null: the clip's end", unit="s", gt=0)
+    fps: float | None = setting(None, "resample the reference to this rate; null: keep the clip's", unit="Hz", gt=0, le=10000)
+    start: float = setting(0.0, "clip time at which the run starts", unit="s", ge=0, le=86400)
+    end: float | None = setting(None, "clip time at which the run stops; null: the clip's end", unit="s", gt=0,
+                                le=86400)
     keep_first_frame: bool = setting(False, "keep an added T-pose first frame (dropped by default when the pose jumps)")
 
 
@@ -64,14 +69,14 @@ class GainsConfig:
     """Servo gains of the actuated joints (the root's are under ``root``); see :func:`tracker.control.gains.build_gains`."""
 
     k_t: float | None = setting(None, "tracking gain: per kg supported (inertia_scaling) or the same kp on every "
-                                "joint; null: the model file's per-group kp", unit="N·m/rad/kg or N·m/rad", ge=0)
+                                "joint; null: the model file's per-group kp", unit="N·m/rad/kg or N·m/rad", ge=0, le=1e7)
     inertia_scaling: bool = setting(True, "with k_t: kp = k_t times the mass the joint supports (Tan 2011, Table 3)")
     kd_mode: Literal["auto", "ratio", "absolute"] = setting(
         "auto", "ratio: kd = kd_ratio·kp·dt; absolute: kd (default the model's); auto: absolute without k_t, else ratio")
-    kd_ratio: float = setting(1.0, "kd as a multiple of kp·dt in ratio mode (Tan et al. 2011 use 1)", gt=0)
+    kd_ratio: float = setting(1.0, "kd as a multiple of kp·dt in ratio mode (Tan et al. 2011 use 1)", gt=0, le=100)
     kd: float | dict[str, float] | None = setting(
-        None, "absolute kd: one number or per joint/group name; null: the model's", unit="N·m·s/rad", ge=0)
-    scale: float = setting(1.0, "multiplies every joint's kp and kd", gt=0)
+        None, "absolute kd: one number or per joint/group name; null: the model's", unit="N·m·s/rad", ge=0, le=1e6)
+    scale: float = setting(1.0, "multiplies every joint's kp and kd", gt=0, le=1000)
     torque_limits: bool = setting(True, "clip joint torques to the model's limits")
 
 
@@ -128,9 +133,9 @@ class RootConfig:
 
     mode: RootModeName = setting("anchored", "anchored: SPD-servoed root wrench; kinematic: set to the reference; "
                                  "free: no root force")
-    kp_linear: float = setting(2.0e5, "anchored root stiffness, translation", unit="N/m", ge=0)
-    kp_angular: float = setting(2.0e5, "anchored root stiffness, rotation", unit="N·m/rad", ge=0)
-    kd_ratio: float = setting(1.0, "root kd as a multiple of kp·dt", ge=0)
+    kp_linear: float = setting(2.0e5, "anchored root stiffness, translation", unit="N/m", ge=0, le=1e9)
+    kp_angular: float = setting(2.0e5, "anchored root stiffness, rotation", unit="N·m/rad", ge=0, le=1e9)
+    kd_ratio: float = setting(1.0, "root kd as a multiple of kp·dt", ge=0, le=100)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -142,13 +147,14 @@ class ScheduleConfig:
 
     enabled: bool = setting(False, "schedule the gains on impacts (false: constant tracking gains)")
     k_r: float | None = setting(None, "reaction gain in the units of controller.gains.k_t (needs k_t); "
-                                "null: k_r_ratio times the tracking gain", ge=0)
+                                "null: k_r_ratio times the tracking gain", ge=0, le=1e7)
     k_r_ratio: float = setting(0.1, "reaction gain as a fraction of the tracking gain (when k_r is null)", ge=0, le=1)
     t_e: float = setting(0.1, "reaction duration", unit="s", ge=0, le=10)
     t_f: float = setting(0.5, "blend back to the tracking gain over this time", unit="s", ge=0, le=10)
     scope: Literal["chain", "all"] = setting("chain", "joints affected: the chain from the hit link to the root, or all")
     blend: Literal["log", "linear"] = setting("log", "interpolation of the blend back (log: geometric)")
-    min_separation: float = setting(0.1, "contact-free time that ends a ball's contact episode (> dt)", unit="s", gt=0)
+    min_separation: float = setting(0.1, "contact-free time that ends a ball's contact episode (> dt)", unit="s",
+                                  gt=0, le=10)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,12 +162,12 @@ class SimConfig:
     """Time stepping."""
 
     dt: float = setting(1.0 / 60.0, "physics (= control) time step; 1/60 style fractions allowed", unit="s",
-                        gt=0, le=0.1, fraction=True)
+                        ge=1e-5, le=0.1, fraction=True)
     duration: float | None = setting(None, "seconds to simulate; null: from clip.start to clip.end (or the clip's end)",
-                                     unit="s", gt=0)
+                                     unit="s", gt=0, le=3600)
     solver_iterations: int = setting(50, "PyBullet constraint-solver iterations per step", ge=1, le=10000)
     max_speed: float = setting(95.0, "joint or root speed above which the run counts as diverged",
-                               unit="rad/s or m/s", gt=0)
+                               unit="rad/s or m/s", gt=0, le=1e4)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,12 +177,13 @@ class BallConfig:
     preset: str = setting(REQUIRED, "ball preset name (soccer, volleyball, basketball...)")
     target_link: str = setting(REQUIRED, "character link the ball must meet")
     impact_time: float = setting(REQUIRED, "clip time at which the ball meets the link's reference position",
-                                 unit="s", ge=0)
+                                 unit="s", ge=0, le=86400)
     speed: float = setting(REQUIRED, "approach speed at impact (0: a stationary ball in the link's path)",
                            unit="m/s", ge=0, le=100)
     direction: tuple[float, float, float] | None = setting(
-        None, "direction the ball travels in the world; null: toward the character's front")
-    offset: tuple[float, float, float] = setting((0.0, 0.0, 0.0), "hit point relative to the link origin", unit="m")
+        None, "direction the ball travels in the world; null: toward the character's front", ge=-1e3, le=1e3)
+    offset: tuple[float, float, float] = setting((0.0, 0.0, 0.0), "hit point relative to the link origin", unit="m",
+                                                 ge=-10, le=10)
     flight_time: float = setting(0.6, "seconds of flight before impact", unit="s", gt=0, le=10)
     mass: float | None = setting(None, "override the preset's mass", unit="kg", gt=0, le=100)
 
@@ -186,8 +193,9 @@ class ImpactConfig:
     """How impact response is measured against the ball-free baseline run."""
 
     recover_threshold_rad: float = setting(
-        0.05, "deviation (max over joints) under which the character counts as recovered", unit="rad", gt=0)
-    hold_s: float = setting(0.2, "how long the deviation must stay under the threshold", unit="s", ge=0)
+        0.05, "deviation (max over joints) under which the character counts as recovered", unit="rad", gt=0, le=3.15)
+    hold_s: float = setting(0.2, "how long the deviation must stay under the threshold", unit="s", ge=0,
+                                  le=3600)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -207,7 +215,8 @@ class ExperimentConfig:
 
     name: str = setting("", "run name, used in result folder names; default: the file name", name=True)
     description: str = setting("", "one line")
-    seed: int = setting(0, "seed for anything random (the physics itself is deterministic)", ge=0)
+    seed: int = setting(0, "seed for anything random (the physics itself is deterministic)", ge=0,
+                    le=2**32 - 1)
     model: str = setting("humanoid", "registered model name or model YAML path")
     clip: ClipConfig = setting(REQUIRED, "the clip to track; at least clip.path")
     controller: ControllerConfig = setting(ControllerConfig(), "servo and gains")
@@ -244,42 +253,48 @@ def keys_table() -> str:
     for r in rows:
         extra = f" [{r.unit}]" if r.unit else ""
         default = f" = {r.default}" if r.default else ""
-        out.append(f"{r.key:<{width}}  {r.type}{default}{extra}: {r.help}")
+        limits = f" ({r.range})" if r.range else ""
+        out.append(f"{r.key:<{width}}  {r.type}{default}{extra}{limits}: {r.help}")
     return "\n".join(out)
 
 
 # -- loading -------------------------------------------------------------------------------------
 
 
-def read_yaml(path: str | Path, what: str = "config") -> Any:
-    """Parse a YAML file with the safe loader; problems become a one-line :class:`ConfigError`."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such {what} file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read {what} file ({getattr(exc, 'strerror', None) or exc})") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{where}: invalid YAML ({' '.join(str(problem).split())})") from None
+#: Size limit of a config or sweep file (they are a few KB; a keyframe file may pass a larger one).
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def read_yaml(path: str | Path, what: str = "config", max_bytes: int = MAX_CONFIG_BYTES) -> Any:
+    """Parse a YAML file safely (:func:`tracker.yamlsafe.read_yaml_file`): size, depth and alias
+    expansion bounded, duplicate keys refused; problems become a one-line :class:`ConfigError`."""
+    from tracker.yamlsafe import read_yaml_file
+
+    return read_yaml_file(path, what, error=ConfigError, max_bytes=max_bytes)
+
+
+_INDEX = re.compile(r"\[\s*([0-9]+)\s*\]")
 
 
 def parse_override(expr: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` with a dotted key path and a YAML value (``sim.dt=1/30``, ``balls.0.speed=8``)."""
+    """``KEY=VALUE`` with a dotted key path and a YAML value (``sim.dt=1/30``, ``balls.0.speed=8``).
+
+    List items may also be addressed as ``balls[0].speed``; the value is read like a config value
+    (so ``1e30`` is a number, duplicate keys are refused).
+    """
+    from tracker.yamlsafe import load_yaml_text, show_scalar
+
     key, sep, text = expr.partition("=")
-    key = key.strip()
-    if not sep or not key or any(not part for part in key.split(".")):
-        raise ConfigError(f"--set {expr!r}: expected KEY=VALUE with a dotted key like sim.dt=1/30")
-    try:
-        value = yaml.safe_load(text) if text.strip() else None
-    except yaml.YAMLError as exc:
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"--set {expr!r}: the value is not valid YAML ({' '.join(str(problem).split())})") from None
+    key = _INDEX.sub(r".\1", key.strip())
+    shown = show_scalar(expr, 80)
+    if not sep or not key or any(not part.strip() for part in key.split(".")):
+        raise ConfigError(f"--set {shown}: expected KEY=VALUE with a dotted key like sim.dt=1/30")
+    key = ".".join(part.strip() for part in key.split("."))
+    if len(key) > 200:
+        raise ConfigError(f"--set {shown}: the key is longer than 200 characters")
+    if len(text) > 10_000:
+        raise ConfigError(f"--set {shown}: the value is longer than 10,000 characters")
+    value = load_yaml_text(text, f"--set {shown}", error=ConfigError, lines=False) if text.strip() else None
     return key, value
 
 
@@ -313,7 +328,14 @@ def apply_overrides(raw: Any, overrides: Sequence[str | tuple[str, Any]], source
         else:
             key, value = item
             expr = f"{key}={yaml.safe_dump(value, default_flow_style=True, width=1000).strip().removesuffix('...').strip()}"
+        expr = expr.replace("\r", "\\r").replace("\n", "\\n")  # messages are one line
+        if len(expr) > 100:
+            expr = expr[:97] + "..."
         label = f"{origin} {expr}"
+        key = _INDEX.sub(r".\1", str(key))
+        if any(c.isspace() or not c.isprintable() for c in key):
+            raise ConfigError(f"{source}: {show(key)}: a key path has no spaces or control characters "
+                              f"[from {label}]")
         parts = key.split(".")
         node: Any = data
         for i, part in enumerate(parts):
@@ -426,9 +448,9 @@ def _check_names(cfg: ExperimentConfig, ctx: Context) -> ExperimentConfig:
 
     model_spec = cfg.model
     if model_spec not in MODELS:
-        p = Path(model_spec).expanduser()
+        p = expand_user(model_spec)
         p = p if p.is_absolute() else ctx.base_dir / p
-        if p.suffix not in (".yaml", ".yml") or not p.is_file():
+        if p.suffix not in (".yaml", ".yml") or not is_file(p):
             raise ctx.error("model", f"{show(cfg.model)} is not a registered model or a model YAML file",
                             tuple(MODELS) + ("<path to a model .yaml>",))
         model_spec = str(p.resolve())
@@ -444,9 +466,9 @@ def _check_names(cfg: ExperimentConfig, ctx: Context) -> ExperimentConfig:
 
         maps = builtin_maps()
         if jm not in maps:
-            p = Path(jm).expanduser()
+            p = expand_user(jm)
             p = p if p.is_absolute() else ctx.base_dir / p
-            if p.suffix not in (".yaml", ".yml") or not p.is_file():
+            if p.suffix not in (".yaml", ".yml") or not is_file(p):
                 raise ctx.error("clip.joint_map", f"{show(jm)} is not a built-in joint map or a YAML file",
                                 tuple(maps) + ("<path to a joint map .yaml>",))
             cfg = cfg.replace(clip=dataclasses.replace(cfg.clip, joint_map=str(p.resolve())))
@@ -456,7 +478,7 @@ def _check_names(cfg: ExperimentConfig, ctx: Context) -> ExperimentConfig:
     kd = cfg.controller.gains.kd
     for name in kd if isinstance(kd, dict) else ():
         if name not in groups and name not in joints:
-            raise ctx.error(f"controller.gains.kd.{name}", f"{name!r} is not a joint group or joint of model "
+            raise ctx.error(f"controller.gains.kd.{name}", f"{show(name)} is not a joint group or joint of model "
                             f"{model.name!r}", tuple(dict.fromkeys(groups + joints)))
 
     presets = _ball_presets()

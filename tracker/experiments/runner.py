@@ -10,11 +10,15 @@ when there are balls, computes the metrics and writes::
     <out>/baseline.npz       the ball-free baseline run (with balls and outputs.recording)
     <out>/*.png, report.md   plots and a one-page report (outputs.plots)
     <out>/video.mp4          reference and simulation side by side (outputs.video)
-    <out>/timing.json        wall-clock times (kept out of metrics.json)
-    <out>/metrics.json       written last: its presence marks a finished run
+    <out>/metrics.json       written as soon as the numbers are known: its presence marks a finished run
+    <out>/timing.json        wall-clock times (kept out of metrics.json and recording.npz)
 
-``metrics.json`` holds only deterministic numbers, so the same config gives
-the same file byte for byte. Every file is written atomically.
+The numbers and the recording are written before anything that may fail on
+strange values (plots, the video, the report); such a failure is reported in
+one line (:attr:`Outcome.problems`, ``timing.json`` and the report) and the
+run's exit status stays the simulation's. Every file but ``timing.json``
+holds only deterministic data, so the same config gives the same files byte
+for byte. Every file is written atomically.
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ class Outcome:
     metrics: dict
     timing: dict
     files: dict[str, str]
+    #: One line per output that could not be written (a plot, the video, the report).
+    problems: list[str] = field(default_factory=list)
 
     @property
     def diverged(self) -> bool:
@@ -91,7 +97,8 @@ def build(cfg: ExperimentConfig) -> Prepared:
     ref = _reference(cfg.model, clip.path, os.path.getmtime(clip.path), clip.joint_map, clip.ik, clip.fps,
                      clip.keep_first_frame)
     if clip.start >= ref.duration:
-        raise ConfigError(f"clip.start ({clip.start:g} s) is not before the end of the clip ({ref.duration:.3f} s)")
+        raise ConfigError(f"{cfg.source or cfg.name}: clip.start: must be before the end of the clip "
+                          f"{Path(clip.path).name} ({ref.duration:.3f} s), got {clip.start:g}")
     g, root = cfg.controller.gains, cfg.root
     opt = SimOptions(controller=cfg.controller.name, dt=cfg.sim.dt, root=root.mode,
                      target_velocity=cfg.controller.target_velocity, gain_scale=g.scale,
@@ -366,38 +373,85 @@ def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None
         else:
             timing["baseline_s"] = 0.0
             timing["baseline_reused"] = True
+    # The numbers and the recording first: whatever fails after them (a plot, the video, the
+    # report) is reported in one line and in the report, and loses nothing already written.
     metrics = compute_metrics(prep, rec, baseline, ball_outcome)
     files: dict[str, str] = {"config": "config.yaml", "metrics": "metrics.json", "timing": "timing.json"}
+    problems: list[str] = []
     if cfg.outputs.recording:
         rec.save(folder / "recording.npz")
         files["recording"] = "recording.npz"
         if baseline is not None:
             baseline.save(folder / "baseline.npz")
             files["baseline"] = "baseline.npz"
+    write_json_atomic(folder / "metrics.json", metrics)
     if cfg.outputs.plots:
         t0 = time.perf_counter()
-        from tracker.analysis.plots import write_plots
-
-        files.update(write_plots(folder, rec, baseline, top=4))
+        files.update(_write_plots(folder, rec, baseline, problems))
         timing["plots_s"] = time.perf_counter() - t0
     if want_video:
         t0 = time.perf_counter()
-        from tracker.analysis.video import write_video
+        try:
+            from tracker.analysis.video import write_video
 
-        write_video(folder / "video.mp4", rec, prep.model, fps=cfg.outputs.video_fps, size=cfg.outputs.video_size,
-                    ball_radii=ball_radii(cfg), progress=progress)
-        files["video"] = "video.mp4"
+            write_video(folder / "video.mp4", rec, prep.model, fps=cfg.outputs.video_fps,
+                        size=cfg.outputs.video_size, ball_radii=ball_radii(cfg), progress=progress)
+            files["video"] = "video.mp4"
+        except Exception as exc:  # noqa: BLE001 - the run's results are written; say what is missing
+            problems.append(problem_line("video.mp4", exc))
         timing["video_s"] = time.perf_counter() - t0
     if cfg.outputs.plots:
-        from tracker.analysis.report import write_report
-
-        write_report(folder / "report.md", cfg, metrics, files)
-        files["report"] = "report.md"
+        try:
+            _write_report(folder / "report.md", cfg, metrics, files, problems)
+            files["report"] = "report.md"
+        except Exception as exc:  # noqa: BLE001
+            problems.append(problem_line("report.md", exc))
     sim_time = rec.n_steps * rec.dt
     timing["realtime_factor"] = sim_time / timing["sim_s"] if timing["sim_s"] > 0 else None
+    if problems:
+        timing["problems"] = problems
     write_json_atomic(folder / "timing.json", timing)
-    write_json_atomic(folder / "metrics.json", metrics)  # last: marks the run finished
-    return Outcome(cfg, folder, rec, baseline, metrics, timing, files)
+    return Outcome(cfg, folder, rec, baseline, metrics, timing, files, problems)
+
+
+def problem_line(what: str, exc: BaseException) -> str:
+    """One line saying which output could not be written and why (cut to a readable length)."""
+    text = " ".join(str(exc).split())
+    if len(text) > 160:
+        text = text[:157] + "..."
+    kind = "" if isinstance(exc, TrackerError) else f"{type(exc).__name__}: "
+    return f"{what} not written ({kind}{text})"
+
+
+def _write_plots(folder: Path, rec, baseline, problems: list[str]) -> dict[str, str]:
+    """Each plot on its own, so that one that fails (a diverged run's values) costs only itself."""
+    from tracker.analysis import plots
+
+    jobs = [("joint_error", lambda p: plots.plot_joint_error(rec, p, baseline)),
+            ("gains", lambda p: plots.plot_gains(rec, p)),
+            ("joint_angles", lambda p: plots.plot_joint_angles(rec, p, n=4)),
+            ("balls", lambda p: plots.plot_balls(rec, p))]
+    out = {}
+    for name, plot in jobs:
+        try:
+            path = plot(folder / f"{name}.png")
+        except Exception as exc:  # noqa: BLE001
+            problems.append(problem_line(f"{name}.png", exc))
+            continue
+        if path is not None:
+            out[name] = Path(path).name
+    return out
+
+
+def _write_report(path: Path, cfg: ExperimentConfig, metrics: dict, files: dict[str, str],
+                  problems: list[str]) -> None:
+    from tracker.analysis.report import report_markdown
+
+    text = report_markdown(cfg, metrics, files)
+    if problems:
+        text += "\n## Problems\n\nThe run's numbers and recording are complete; these outputs are not:\n\n"
+        text += "".join(f"- {p}\n" for p in problems)
+    write_text_atomic(path, text)
 
 
 #: The last ball-free baseline, by :func:`baseline_key` (the physics is deterministic, so reusing it

@@ -54,10 +54,45 @@ def setting(default: Any = REQUIRED, help: str = "", *, unit: str = "", gt: floa
     return field(default=default, metadata=meta)
 
 
-def show(value: Any) -> str:
-    """A value as the user wrote it, short."""
-    text = repr(value) if isinstance(value, str) else _yaml_scalar(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+def show(value: Any, n: int = 60) -> str:
+    """A value as the user wrote it, cut to ``n`` characters (rendered only that far: a value
+    may be huge, or share parts through YAML aliases)."""
+    if isinstance(value, str):
+        text = repr(value[: n + 2])
+    else:
+        parts: list[str] = []
+        _render(value, parts, [n + 2])
+        text = "".join(parts)
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _render(value: Any, out: list[str], budget: list[int]) -> None:
+    """Append YAML-ish text of ``value`` to ``out`` until ``budget[0]`` characters are spent."""
+    if budget[0] <= 0:
+        return
+    if isinstance(value, (list, tuple, dict)):
+        items = list(value.items()) if isinstance(value, dict) else list(value)
+        out.append("{" if isinstance(value, dict) else "[")
+        budget[0] -= 1
+        for i, item in enumerate(items):
+            if budget[0] <= 0:
+                return
+            if i:
+                out.append(", ")
+                budget[0] -= 2
+            if isinstance(value, dict):
+                _render(item[0], out, budget)
+                out.append(": ")
+                budget[0] -= 2
+                _render(item[1], out, budget)
+            else:
+                _render(item, out, budget)
+        out.append("}" if isinstance(value, dict) else "]")
+        budget[0] -= 1
+        return
+    text = _yaml_scalar(value)[: budget[0]]
+    out.append(text)
+    budget[0] -= len(text)
 
 
 def _yaml_scalar(value: Any) -> str:
@@ -71,6 +106,10 @@ def _yaml_scalar(value: Any) -> str:
         return "{" + ", ".join(f"{k}: {_yaml_scalar(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ", ".join(_yaml_scalar(v) for v in value) + "]"
+    if isinstance(value, int) and abs(value) >= 10 ** 30:
+        return f"{'-' if value < 0 else ''}an integer of {int(abs(value)).bit_length()} bits"
+    if isinstance(value, str) and len(value) > 200:
+        return value[:200]
     return str(value)
 
 
@@ -99,6 +138,8 @@ class Context:
 
     def error(self, key: str, message: str, valid: typing.Iterable[Any] | None = None) -> ConfigError:
         """A one-line :class:`ConfigError`: ``file: key: message (valid: ...)``."""
+        if len(key) > 120:  # a key path the user wrote: cut before rendering
+            key = key[:117] + "..."
         text = f"{self.source}: {key}: {message}" if key else f"{self.source}: {message}"
         if valid is not None:
             text += f" (valid: {', '.join(str(v) for v in valid)})"
@@ -106,7 +147,7 @@ class Context:
             if key and (key == k or key.startswith((k + ".", k + "[")) or k.startswith(key + ".")):
                 text += f" [from {origin}]"
                 break
-        return ConfigError(" ".join(text.split("\n")))
+        return ConfigError(" ".join(text.replace("\r", "\n").split("\n")))  # always one line
 
 
 def join(prefix: str, key: str | int) -> str:
@@ -126,7 +167,7 @@ def parse(cls: type, raw: Any, ctx: Context, key: str = "") -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     for k in raw:
         if k not in fields:
-            near = difflib.get_close_matches(str(k), fields, n=1)
+            near = difflib.get_close_matches(str(k), fields, n=1) if len(str(k)) <= 100 else []
             hint = f"; did you mean {near[0]!r}?" if near else ""
             raise ctx.error(join(key, k), f"unknown key{hint}", fields)
     hints = typing.get_type_hints(cls)
@@ -211,7 +252,9 @@ def _number(tp: type, value: Any, ctx: Context, key: str, meta: typing.Mapping) 
         b = meta.get(bound)
         if b is not None and not ok(value, b):
             unit = f" {meta['unit']}" if meta.get("unit") else ""
-            raise ctx.error(key, f"must be {word} {b:g}{unit}, got {show(given)}")
+            raise ctx.error(key, f"must be {word} {bound_text(b)}{unit}, got {show(given)}")
+    if isinstance(value, int) and abs(value) > 2 ** 63:  # float() of a huge integer overflows
+        raise ctx.error(key, f"{show(given)} is out of range (magnitude over 2^63)")
     return tp(value)
 
 
@@ -222,12 +265,32 @@ def _string(value: Any, ctx: Context, key: str, meta: typing.Mapping) -> str:
         bad = sorted({c for c in value if not (c.isascii() and (c.isalnum() or c in "._-"))})
         if not value or bad:
             raise ctx.error(key, f"{show(value)} must be non-empty and use only letters, digits, '.', '_', '-'")
+        if len(value) > MAX_NAME_CHARS:
+            raise ctx.error(key, f"{show(value)} is longer than {MAX_NAME_CHARS} characters (it names folders)")
     if meta.get("path"):
         return resolve_path(value, ctx, key)
     return value
 
 
 PYBULLET_DATA_PREFIX = "pybullet_data:"
+#: Longest run or sweep name (result folders add a timestamp; file systems allow 255 bytes).
+MAX_NAME_CHARS = 128
+
+
+def expand_user(value: str) -> Path:
+    """``Path(value).expanduser()``, or the path as written when ``~user`` names nobody."""
+    try:
+        return Path(value).expanduser()
+    except (RuntimeError, KeyError, OSError):
+        return Path(value)
+
+
+def is_file(path: str | Path) -> bool:
+    """``Path.is_file`` that says False, not raise, for a name too long or holding a NUL byte."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def resolve_path(value: str, ctx: Context, key: str) -> str:
@@ -237,12 +300,17 @@ def resolve_path(value: str, ctx: Context, key: str) -> str:
 
         path = Path(pybullet_data.getDataPath()) / value[len(PYBULLET_DATA_PREFIX):]
     else:
-        path = Path(value).expanduser()
+        path = expand_user(value)
         if not path.is_absolute():
             path = ctx.base_dir / path
     path = Path(_normalise(path))
-    if not path.is_file():
-        raise ctx.error(key, f"file {value!r} does not exist (looked for {path})")
+    if not is_file(path):
+        why = "does not exist"
+        if any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in path.parts):
+            why = "has a path component longer than 255 bytes"
+        elif "\0" in str(path):
+            why = "holds a NUL character"
+        raise ctx.error(key, f"file {show(value)} {why} (looked for {_cut(str(path), 160)})")
     return str(path)
 
 
@@ -272,6 +340,7 @@ class FieldDoc:
     default: str
     unit: str
     help: str
+    range: str = ""
 
 
 def describe(cls: type, prefix: str = "") -> list[FieldDoc]:
@@ -290,12 +359,35 @@ def describe(cls: type, prefix: str = "") -> list[FieldDoc]:
             default = "" if dataclasses.is_dataclass(d) else _yaml_scalar(to_plain(d))
         else:
             default = "(required)"
-        out.append(FieldDoc(key, _type_text(tp), default, f.metadata.get("unit", ""), f.metadata.get("help", "")))
+        out.append(FieldDoc(key, _type_text(tp), default, f.metadata.get("unit", ""), f.metadata.get("help", ""),
+                            range_text(f.metadata)))
         if dataclasses.is_dataclass(tp):
             out.extend(describe(tp, key))
         elif typing.get_origin(tp) is list and dataclasses.is_dataclass(typing.get_args(tp)[0]):
             out.extend(describe(typing.get_args(tp)[0], key + "[i]"))
     return out
+
+
+def range_text(meta: typing.Mapping) -> str:
+    """The allowed range of a number field, e.g. ``0 < x <= 0.1`` (empty when unbounded)."""
+    lo = next(((op, meta[b]) for b, op in (("gt", "<"), ("ge", "<=")) if meta.get(b) is not None), None)
+    hi = next(((op, meta[b]) for b, op in (("lt", "<"), ("le", "<=")) if meta.get(b) is not None), None)
+    if lo and hi:
+        return f"{bound_text(lo[1])} {lo[0]} x {hi[0]} {bound_text(hi[1])}"
+    if lo:
+        return f"x {'>' if lo[0] == '<' else '>='} {bound_text(lo[1])}"
+    if hi:
+        return f"x {hi[0]} {bound_text(hi[1])}"
+    return ""
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def bound_text(b: float) -> str:
+    """A bound as people write it: ``4294967295``, ``0.1``, ``1e+07``."""
+    return str(b) if isinstance(b, int) else f"{b:g}"
 
 
 def _type_text(tp: Any) -> str:

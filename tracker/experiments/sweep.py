@@ -173,10 +173,10 @@ def _check_plot(spec: PlotSpec, keys: tuple[str, ...], ctx: Context, where: str)
     for attr in ("x", "y", "hue", "gain"):
         v = getattr(spec, attr)
         if v is not None and v not in keys:
-            raise ctx.error(f"{where}.{attr}", f"{v!r} is not a swept key", keys)
+            raise ctx.error(f"{where}.{attr}", f"{show(v)} is not a swept key", keys)
     for k in spec.where:
         if k not in keys:
-            raise ctx.error(f"{where}.where.{k}", f"{k!r} is not a swept key", keys)
+            raise ctx.error(f"{where}.where.{k}", f"{show(k)} is not a swept key", keys)
 
 
 def _runs(cfg: SweepConfig, ctx: Context) -> list[Run]:
@@ -190,7 +190,7 @@ def _runs(cfg: SweepConfig, ctx: Context) -> list[Run]:
             params = tuple(zip(grid_keys + zip_keys, g + z))
             key = "__".join(f"{shorts[k]}={_fmt(v)}" for k, v in params) or "base"
             if key in seen:
-                raise ctx.error("grid", f"runs {seen[key]} and {dict(params)} get the same folder name {key!r}; "
+                raise ctx.error("grid", f"runs {show(seen[key])} and {show(dict(params))} get the same folder name {show(key)}; "
                                 "make the values distinct")
             seen[key] = dict(params)
             runs.append(Run(params, key))
@@ -367,7 +367,8 @@ def _pool_map(jobs: list[tuple], workers: int):
     # Linux: fork, so that workers start at once with the parent's imports, sweep and reference (the
     # parent holds no PyBullet client and no threads yet). Elsewhere: fresh interpreters (spawn).
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context(method)) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context(method),
+                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
         futures = [pool.submit(_run_one, *j) for j in jobs]
         try:
             for fut in as_completed(futures):
@@ -376,6 +377,43 @@ def _pool_map(jobs: list[tuple], workers: int):
             for f in futures:
                 f.cancel()
             raise
+
+
+#: How often a worker checks that its parent is still there, s.
+WATCHDOG_PERIOD_S = 0.5
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Make this worker process end when ``parent_pid`` (the sweep) does, however it ends.
+
+    On Linux the kernel sends SIGKILL to the worker when its parent dies (``prctl``
+    ``PR_SET_PDEATHSIG``); everywhere a daemon thread also checks every
+    :data:`WATCHDOG_PERIOD_S` seconds that the parent is still its parent, and ends the
+    process otherwise (a worker orphaned before the ``prctl`` call, or a platform without it).
+    A killed sweep's unfinished run has no metrics.json, so the next run of the sweep redoes it.
+    """
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watchdog below still works
+    if os.getppid() != parent_pid:  # the parent died before the prctl call took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(WATCHDOG_PERIOD_S)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="tracker-parent-watchdog", daemon=True).start()
 
 
 def _require_ray():

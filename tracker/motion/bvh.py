@@ -43,6 +43,16 @@ CHANNELS: tuple[str, ...] = (
 )
 _CANONICAL = {c.lower(): c for c in CHANNELS}
 _FRAMES_RE = re.compile(r"frames:\s*(\S*)\s*$", re.IGNORECASE)
+
+#: Bounds on what a file may ask for, checked before anything is allocated.
+MAX_FILE_BYTES = 1 << 30  # 1 GiB of text: about 4 hours of a 60-joint skeleton at 120 fps
+MAX_FRAMES = 100_000_000
+MAX_JOINTS = 500  # a full-body rig with fingers and a face has a few hundred
+#: Frame Time range, s: 1 MHz to one frame per minute.
+MIN_FRAME_TIME = 1e-6
+MAX_FRAME_TIME = 60.0
+#: Largest magnitude of any number (OFFSET, position or angle), in file units or degrees.
+MAX_VALUE = 1e9
 _FRAME_TIME_RE = re.compile(r"frame\s+time:\s*(\S*)\s*$", re.IGNORECASE)
 
 
@@ -106,9 +116,12 @@ def read_bvh(path: str | Path, *, unit: str | None = None, up_axis: str | None =
         ValueError: ``unit`` or ``up_axis`` is not a known name.
     """
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise BVHError(str(path), None, f"cannot read file: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL byte in the path
+        raise BVHError(repr(str(path))[1:-1], None, f"cannot read file: {exc}") from None
     return read_bvh_bytes(data, str(path), unit=unit, up_axis=up_axis)
 
 
@@ -123,6 +136,26 @@ def read_bvh_bytes(
     data: bytes, name: str, *, unit: str | None = None, up_axis: str | None = None
 ) -> Motion:
     """Read BVH file contents; see :func:`read_bvh`."""
+    if unit is not None:
+        units.check_unit(unit)
+    units.check_up_axis("Y" if up_axis is None else up_axis)
+    if len(data) > MAX_FILE_BYTES:
+        raise BVHError(name, None, f"file is larger than {MAX_FILE_BYTES >> 20} MiB: not read")
+    try:
+        return _read(data, name, unit, up_axis)
+    except BVHError:
+        raise
+    except (MemoryError, RecursionError, OverflowError, ValueError, FloatingPointError, IndexError) as exc:
+        # A bound above should have caught it first; still, the user gets one line naming the file.
+        raise BVHError(name, None, f"cannot read the file ({type(exc).__name__}: {_cut(str(exc))})") from None
+
+
+def _cut(text: str, n: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _read(data: bytes, name: str, unit: str | None, up_axis: str | None) -> Motion:
     detected = unit is None
     scale = 0.0 if unit is None else units.check_unit(unit)
     up = units.check_up_axis("Y" if up_axis is None else up_axis)
@@ -190,13 +223,20 @@ def _show(tokens: list[str]) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
+def _token(token: str) -> str:
+    """A token of the file, quoted and cut to a readable length."""
+    return repr(token if len(token) <= 40 else token[:37] + "...")
+
+
 def _number(ls: _Lines, line: int, token: str, what: str) -> float:
     try:
         value = float(token)
     except ValueError:
-        raise ls.error(line, f"{what}: {token!r} is not a number") from None
+        raise ls.error(line, f"{what}: {_token(token)} is not a number") from None
     if not math.isfinite(value):
-        raise ls.error(line, f"{what}: {token!r} is not a finite number")
+        raise ls.error(line, f"{what}: {_token(token)} is not a finite number")
+    if abs(value) > MAX_VALUE:
+        raise ls.error(line, f"{what}: {_token(token)} is out of range (magnitude over {MAX_VALUE:g})")
     return value
 
 
@@ -223,17 +263,30 @@ def _parse_header(ls: _Lines) -> _Header:
     match = _FRAMES_RE.match(" ".join(tok))
     if not match:
         raise ls.error(line, f"expected 'Frames: N', found {_show(tok)}")
-    if not re.fullmatch(r"\+?\d+", match.group(1)) or int(match.group(1)) < 1:
-        raise ls.error(line, f"Frames must be a whole number >= 1, found {match.group(1)!r}")
+    count = match.group(1)
+    digits = count.lstrip("+").lstrip("0")
+    if not re.fullmatch(r"\+?[0-9]+", count) or not digits:
+        raise ls.error(line, f"Frames must be a whole number >= 1, found {_token(count)}")
+    if len(digits) > len(str(MAX_FRAMES)) or int(digits) > MAX_FRAMES:
+        raise ls.error(line, f"Frames {_token(count)} is more than the reader's limit of {MAX_FRAMES:,}")
     header.n_frames, header.frames_line = int(match.group(1)), line
 
     line, tok = ls.next("in the MOTION header")
     match = _FRAME_TIME_RE.match(" ".join(tok))
     if not match:
         raise ls.error(line, f"expected 'Frame Time: seconds', found {_show(tok)}")
-    dt = _number(ls, line, match.group(1), "Frame Time")
-    if not dt > 0 or not math.isfinite(1.0 / dt):
-        raise ls.error(line, f"Frame Time must be positive, found {match.group(1)!r}")
+    token = match.group(1)
+    try:
+        dt = float(token)
+    except ValueError:
+        raise ls.error(line, f"Frame Time: {_token(token)} is not a number") from None
+    if not math.isfinite(dt):
+        raise ls.error(line, f"Frame Time: {_token(token)} is not a finite number")
+    if not dt > 0:
+        raise ls.error(line, f"Frame Time must be positive, found {_token(match.group(1))}")
+    if not MIN_FRAME_TIME <= dt <= MAX_FRAME_TIME:
+        raise ls.error(line, f"Frame Time {_token(match.group(1))} s is outside {MIN_FRAME_TIME:g} to "
+                             f"{MAX_FRAME_TIME:g} s (1 MHz to one frame a minute)")
     header.frame_time = dt
     header.data_start = ls.i
     return header
@@ -255,7 +308,7 @@ def _parse_tree(ls: _Lines, header: _Header, line: int, tok: list[str]) -> None:
         else:
             joint = header.joints[stack[-1]].name
             raise ls.error(
-                line, f"expected JOINT, End Site or '}}' in joint {joint!r}, found {_show(tok)}"
+                line, f"expected JOINT, End Site or '}}' in joint {_token(joint)}, found {_show(tok)}"
             )
 
 
@@ -280,12 +333,14 @@ def _open_joint(
         raise ls.error(line, f"{tok[0]} without a name")
     name = " ".join(words)
     if name in first_line:
-        raise ls.error(line, f"duplicate joint name {name!r} (first on line {first_line[name]})")
+        raise ls.error(line, f"duplicate joint name {_token(name)} (first on line {first_line[name]})")
     first_line[name] = line
-    _brace(ls, tok[1:], f"joint {name!r}")
+    if len(header.joints) >= MAX_JOINTS:
+        raise ls.error(line, f"more than {MAX_JOINTS:,} joints: not a character skeleton")
+    _brace(ls, tok[1:], f"joint {_token(name)}")
     joint = _Joint(name=name, parent=parent, line=line)
-    joint.offset = _offset(ls, f"joint {name!r}")
-    line, tok = ls.next(f"inside joint {name!r}")
+    joint.offset = _offset(ls, f"joint {_token(name)}")
+    line, tok = ls.next(f"inside joint {_token(name)}")
     if tok[0].upper() == "CHANNELS":
         joint.channels = _channels(ls, line, tok, name)
     else:
@@ -305,12 +360,12 @@ def _offset(ls: _Lines, what: str) -> tuple[float, float, float]:
 
 
 def _channels(ls: _Lines, line: int, tok: list[str], joint: str) -> tuple[str, ...]:
-    if len(tok) < 2 or not re.fullmatch(r"\d+", tok[1]):
-        raise ls.error(line, f"CHANNELS of joint {joint!r} must start with a channel count")
+    if len(tok) < 2 or not re.fullmatch(r"[0-9]+", tok[1]):
+        raise ls.error(line, f"CHANNELS of joint {_token(joint)} must start with a channel count")
     names = tok[2:]
-    if int(tok[1]) != len(names):
+    if len(tok[1]) > 3 or int(tok[1]) != len(names):
         raise ls.error(
-            line, f"CHANNELS of joint {joint!r} says {int(tok[1])} but lists {len(names)} names"
+            line, f"CHANNELS of joint {_token(joint)} says {_token(tok[1])[1:-1]} but lists {len(names)} names"
         )
     out = []
     for n in names:
@@ -318,10 +373,10 @@ def _channels(ls: _Lines, line: int, tok: list[str], joint: str) -> tuple[str, .
         if canonical is None:
             raise ls.error(
                 line,
-                f"unknown channel name {n!r} in joint {joint!r}; valid: {' '.join(CHANNELS)}",
+                f"unknown channel name {_token(n)} in joint {_token(joint)}; valid: {' '.join(CHANNELS)}",
             )
         if canonical in out:
-            raise ls.error(line, f"channel {canonical} listed twice in joint {joint!r}")
+            raise ls.error(line, f"channel {canonical} listed twice in joint {_token(joint)}")
         out.append(canonical)
     return tuple(out)
 
@@ -330,7 +385,7 @@ def _end_site(ls: _Lines, header: _Header, line: int, tok: list[str], owner: int
     words = [t.upper() for t in tok]
     if words not in (["END", "SITE"], ["END", "SITE", "{"]):
         raise ls.error(line, f"expected 'End Site', found {_show(tok)}")
-    what = f"the End Site of joint {header.joints[owner].name!r}"
+    what = f"the End Site of joint {_token(header.joints[owner].name)}"
     _brace(ls, tok[2:], what)
     header.end_parents.append(owner)
     header.end_offsets.append(_offset(ls, what))
@@ -369,11 +424,13 @@ def _parse_frames(lines: list[str], header: _Header, name: str) -> np.ndarray:
             f"frame line has {lengths[i]} values, expected {n_channels} "
             "(one per channel of the HIERARCHY)",
         )
-    if len(rows) < n_frames and n_channels > 0:
+    # Without channels a frame is an empty line: the file must still hold one line per frame.
+    held = len(rows) if n_channels > 0 else max(_last_line(lines) - header.data_start, 0)
+    if held < n_frames:
         raise BVHError(
             name,
             _last_line(lines),
-            f"file ends after {len(rows)} of the {n_frames} frames declared on line "
+            f"file ends after {held} of the {n_frames} frames declared on line "
             f"{header.frames_line} (truncated?)",
         )
     if len(rows) > n_frames:
@@ -389,7 +446,7 @@ def _parse_frames(lines: list[str], header: _Header, name: str) -> np.ndarray:
         values = np.array(rows, dtype=np.float64)
     except ValueError:
         values = None
-    if values is None or not np.isfinite(values).all():
+    if values is None or not (np.abs(values) <= MAX_VALUE).all():  # also false for NaN
         _raise_bad_value(rows, numbers, name)
     return values
 
@@ -401,9 +458,13 @@ def _raise_bad_value(rows: list[list[str]], numbers: list[int], name: str) -> No
             try:
                 value = np.array([token], dtype=np.float64)[0]
             except ValueError:
-                raise BVHError(name, line, f"value {k + 1} {token!r} is not a number") from None
+                raise BVHError(name, line, f"value {k + 1} {_token(token)} is not a number") from None
             if not np.isfinite(value):
-                raise BVHError(name, line, f"value {k + 1} {token!r} is not a finite number")
+                raise BVHError(name, line, f"value {k + 1} {_token(token)} is not a finite number")
+            if abs(value) > MAX_VALUE:
+                raise BVHError(
+                    name, line, f"value {k + 1} {_token(token)} is out of range (magnitude over {MAX_VALUE:g})"
+                )
     raise BVHError(name, numbers[0] if numbers else None, "frame data is not numeric")
 
 

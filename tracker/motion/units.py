@@ -73,7 +73,9 @@ def detect_unit(height: float) -> str | None:
         return None
     if height == 0:
         return DEFAULT_UNIT
-    return min(UNITS, key=lambda u: abs(math.log(height * UNITS[u] / TYPICAL_HEIGHT_M)))
+    # Logs added, not the product's log: a denormal height times a scale underflows to 0.
+    log_h = math.log(height)
+    return min(UNITS, key=lambda u: abs(log_h + math.log(UNITS[u] / TYPICAL_HEIGHT_M)))
 
 
 def axis_matrix(up_axis: str) -> np.ndarray:

@@ -49,12 +49,19 @@ def load_clip_reference(
         return (ref, None, mdl.kinematics()) if return_parts else ref
     from tracker.motion.bvh import read_bvh
 
+    from tracker.errors import RetargetError
+
     motion = read_bvh(path, unit=unit)
     kin = mdl.kinematics()
-    ref = retarget(
-        motion, kin, joint_map,
-        RetargetOptions(ik_feet=ik_feet, ik_hands=ik_hands, fps=fps, drop_tpose=drop_tpose),
-        spherical_limits=mdl.spherical_limits() if hasattr(mdl, "spherical_limits") else None,
-        model_name=mdl.name, source=str(path),
-    )
+    try:
+        ref = retarget(
+            motion, kin, joint_map,
+            RetargetOptions(ik_feet=ik_feet, ik_hands=ik_hands, fps=fps, drop_tpose=drop_tpose),
+            spherical_limits=mdl.spherical_limits() if hasattr(mdl, "spherical_limits") else None,
+            model_name=mdl.name, source=str(path),
+        )
+    except RetargetError as exc:  # every retargeting error names the clip it is about
+        if not str(exc).startswith(str(path)):
+            raise RetargetError(f"{path}: {exc}") from None
+        raise
     return (ref, motion, kin) if return_parts else ref

@@ -13,6 +13,28 @@ from tracker.character.layout import Layout
 from tracker.errors import SimulationError
 
 
+#: ``meta`` keys that hold wall-clock measurements: not saved (they live in timing.json).
+WALL_CLOCK_META = ("wall_s",)
+
+#: The date every entry of a saved ``.npz`` carries (the zip format's earliest).
+_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+def write_npz(path: str | Path, arrays: dict) -> None:
+    """``np.savez_compressed`` with fixed entry dates and order: same arrays, same bytes."""
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, value in arrays.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.asanyarray(value), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o600 << 16
+            zf.writestr(info, buf.getvalue())
+
+
 @dataclass
 class Recording:
     """Everything a run produced, one row per physics step (after the step).
@@ -62,16 +84,24 @@ class Recording:
         return self.status == "diverged"
 
     def save(self, path: str | Path) -> Path:
-        """Write ``.npz`` atomically (a temporary file renamed into place)."""
+        """Write ``.npz`` atomically (a temporary file renamed into place).
+
+        The file is a function of the run alone: wall-clock data (``meta["wall_s"]``, kept in
+        memory for the caller's timing) is left out, and the zip entries carry a fixed date
+        (``np.savez`` stamps each with the current time), so a rerun writes the same bytes.
+        """
         path = Path(path)
+        meta = {k: v for k, v in self.meta.items() if k not in WALL_CLOCK_META}
+        arrays = dict(
+            kind="tracker.recording", dt=self.dt,
+            joint_names=np.array([n for n, _ in self.joints]), joint_kinds=np.array([k for _, k in self.joints]),
+            t=self.t, q=self.q, v=self.v, q_ref=self.q_ref, v_ref=self.v_ref, tau=self.tau, kp=self.kp,
+            tau_max=self.tau_max, balls=self.balls if self.balls is not None else np.zeros((len(self.t), 0, 3)),
+            events=json.dumps(self.events, sort_keys=True), meta=json.dumps(meta, sort_keys=True),
+            status=self.status, message=self.message,
+        )
         with atomic_target(path, suffix=".npz") as tmp:
-            np.savez_compressed(
-                tmp, kind="tracker.recording", dt=self.dt,
-                joint_names=np.array([n for n, _ in self.joints]), joint_kinds=np.array([k for _, k in self.joints]),
-                t=self.t, q=self.q, v=self.v, q_ref=self.q_ref, v_ref=self.v_ref, tau=self.tau, kp=self.kp,
-                tau_max=self.tau_max, balls=self.balls if self.balls is not None else np.zeros((len(self.t), 0, 3)),
-                events=json.dumps(self.events), meta=json.dumps(self.meta), status=self.status, message=self.message,
-            )
+            write_npz(tmp, arrays)
         return path
 
     @classmethod
