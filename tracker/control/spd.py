@@ -25,6 +25,11 @@ whereas the semi-implicit one is implicit Euler on the servo spring and stays
 stable at any gain (``tracker reproduce tan2011``, "SPD prediction vs
 integrator"). Under explicit Euler both are stable.
 
+Physics substeps. When PyBullet takes ``N`` steps of ``h = dt/N`` under one
+control update (``sim.substeps``), constant forces give ``v' = v + a·dt`` and
+``q' = (q ⊕ v·dt) ⊕ a·dt²·(N+1)/(2N)``, so the semi-implicit term is
+``Kp·dt²·(N+1)/(2N)`` (``substeps`` argument; ``N = 1`` is the formula above).
+
 Torque limits. Clipping ``tau`` after the solve is not enough: the solve
 assumed every DOF gets its implicit damping ``D = Kd·dt [+ Kp·dt²]``, so the
 acceleration it predicted for the *other* DOFs counts on the clipped DOF
@@ -98,6 +103,7 @@ class SPDController:
             matches PyBullet's integrator) or ``"explicit"`` (the paper's, for
             explicit Euler).
         passive: DOFs that get no servo force (bool ``(nv,)`` mask or indices).
+        substeps: physics steps per control step (module docstring).
     """
 
     name = "spd"
@@ -110,6 +116,7 @@ class SPDController:
         target_velocity: TargetVelocity = "ref",
         prediction: Prediction = "semi_implicit",
         passive: np.ndarray | None = None,
+        substeps: int = 1,
     ) -> None:
         if prediction not in PREDICTIONS:
             raise ConfigError(
@@ -120,6 +127,10 @@ class SPDController:
         self.dynamics = dynamics
         self.target_velocity = check_target_velocity(target_velocity)
         self.prediction = prediction
+        if isinstance(substeps, bool) or not isinstance(substeps, int) or substeps < 1:
+            raise ConfigError(f"SPD substeps must be a whole number >= 1, got {substeps!r}")
+        self.substeps = substeps
+        self._position_factor = (substeps + 1) / (2 * substeps)  # q' = ... ⊕ a·dt²·factor
         self.mask = actuation_mask(layout.nv, passive)
         self._all_active = bool(self.mask.all())
         self._diag = np.arange(layout.nv) * (layout.nv + 1)  # flat indices of the diagonal
@@ -141,7 +152,7 @@ class SPDController:
         f = self.servo_force(state, target, kp, kd, dt)
         implicit = kd * dt
         if self.prediction == "semi_implicit":
-            implicit += kp * (dt * dt)
+            implicit += kp * (dt * dt * self._position_factor)
         mass = self.dynamics.mass_matrix(q)
         bias = self.dynamics.bias_forces(q, v)
         acc = self._solve(mass, implicit, f - bias)

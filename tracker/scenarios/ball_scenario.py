@@ -10,9 +10,12 @@ Wiring (the simulation calls the hooks; the gain schedule reads ``events``)::
 Each launch is planned at :meth:`reset` against the reference
 (:func:`tracker.scenarios.launch.plan_launch`, on the simulation's step grid)
 and its ball is spawned in :meth:`before_step` at the planned time. After every
-step the scenario records each ball's centre and velocity, appends one event
-per touched link (:mod:`tracker.scenarios.contacts`), notes ground contacts and
-whether the ball is held.
+step the scenario records each ball's centre and velocity, notes ground contacts and
+whether the ball is held; after every physics (sub)step it appends one event per
+touched link (:mod:`tracker.scenarios.contacts`). For the simulation's trial
+steps it can tell whether a ball may touch soon (:meth:`BallScenario.may_touch`)
+and rewind its contact book-keeping (:meth:`BallScenario.mark`,
+:meth:`BallScenario.rewind`).
 
 Outcome of a ball (:class:`BallOutcome`):
 - exit velocity: the ball's velocity one step after its last contact with the
@@ -201,7 +204,7 @@ class BallScenario:
         self.events = []
         self.times = []
         self._balls = [_Ball(plan_launch(launch, sim.reference, sim.model, sim.opt.dt, sim.t, self._kin,
-                                         self.release_height)) for launch in self.launches]
+                                         self.release_height, sim.opt.substeps)) for launch in self.launches]
         names = sim.character.link_names
         hands = [names.index(n) for n in self.hold_links if n in names]
         body = names.index(self.body_link) if self.body_link in names else None
@@ -214,33 +217,85 @@ class BallScenario:
             if b.body is None and b.first_step is None and t >= b.plan.spawn_time - 0.5 * sim.opt.dt:
                 self._spawn(b)
 
-    def after_step(self, sim, t: float) -> None:
-        """Record the balls and their contacts after the step that ended at ``t``."""
-        self.times.append(float(t))
-        step = len(self.times) - 1
+    def after_substep(self, sim, t: float) -> None:
+        """Read the balls' contacts after one physics step that ended at ``t`` (contact events)."""
         if not self._balls:
             return
         body_in, body_out = self._body, BodyState.read(sim.character)
         self._body = body_out
-        client, dt = self._client, sim.opt.dt
+        client, h = self._client, sim.world.physics_dt
+        step = len(self.times)  # the control step under way
         for k, b in enumerate(self._balls):
             if b.body is None:
                 continue
             pos, vel = ball_state(client, b.body)
             moved = None if b.x_before is None else b.x_in - b.x_before
-            contacts = read_contacts(client, b.body, sim.character, t, dt, ball=k, speed=float(np.linalg.norm(vel)),
+            contacts = read_contacts(client, b.body, sim.character, t, h, ball=k, speed=float(np.linalg.norm(vel)),
                                      velocity_in=b.velocity_in, body_in=body_in, displacement_in=moved)
             if contacts:
-                b.contact_steps.append(step)
+                if not b.contact_steps or b.contact_steps[-1] != step:
+                    b.contact_steps.append(step)
                 self.events.extend(c.as_event() for c in contacts)
+            b.velocity_in = vel
+            b.x_before, b.x_in = b.x_in, pos
+
+    def after_step(self, sim, t: float) -> None:
+        """Record the balls after the control step that ended at ``t`` (contacts: :meth:`after_substep`)."""
+        self.times.append(float(t))
+        step = len(self.times) - 1
+        if not self._balls:
+            return
+        client, state = self._client, self._body
+        for b in self._balls:
+            if b.body is None:
+                continue
+            pos, vel = ball_state(client, b.body)
             if b.first_step is None:
                 b.first_step = step
             b.pos.append(pos)
             b.vel.append(vel)
             b.ground.append(touching(client, b.body, sim.world.ground))
-            b.held.append(self._held(pos, vel, body_out))
-            b.velocity_in = vel
-            b.x_before, b.x_in = b.x_in, pos
+            b.held.append(self._held(pos, vel, state))
+
+    # -- trial steps (the simulation's peek) -------------------------------------------------
+    def may_touch(self, sim) -> bool:
+        """Whether a ball may touch the character within the next step (a cheap bound).
+
+        True when some ball's centre is within its radius, a link's reach (0.6 m from the link's
+        centre of mass) and the distance both can close in one step of a link's centre of mass.
+        """
+        if not self._balls or self._body is None:
+            return False
+        body, dt = self._body, sim.opt.dt
+        link_speed = float(np.linalg.norm(body.linear, axis=1).max()) + 2.0 * float(
+            np.linalg.norm(body.angular, axis=1).max()) * 0.3
+        for b in self._balls:
+            if b.body is None or b.x_in is None:
+                continue
+            gap = float(np.linalg.norm(body.com - b.x_in, axis=1).min())
+            reach = b.plan.preset.radius + 0.6 + (float(np.linalg.norm(b.velocity_in)) + link_speed) * dt
+            if gap <= reach:
+                return True
+        return False
+
+    def mark(self) -> tuple:
+        """The contact book-keeping now, to :meth:`rewind` to after a trial step."""
+        return (len(self.events), self._body,
+                [(b.velocity_in, b.x_in, b.x_before, len(b.contact_steps)) for b in self._balls])
+
+    def events_since(self, mark: tuple) -> list[dict]:
+        """The contact events added since ``mark``."""
+        return self.events[mark[0]:]
+
+    def rewind(self, mark: tuple, announce: Sequence[dict] = ()) -> None:
+        """Back to ``mark`` (after the world went back to the same state); ``announce`` events are
+        appended as already known. The event list is replaced by a new list, so a gain schedule
+        reading it replays it."""
+        n, self._body, balls = mark
+        self.events = self.events[:n] + list(announce)
+        for b, (v_in, x_in, x_before, n_steps) in zip(self._balls, balls):
+            b.velocity_in, b.x_in, b.x_before = v_in, x_in, x_before
+            del b.contact_steps[n_steps:]
 
     # -- GUI ------------------------------------------------------------------------------
     def launch_now(self, launch: Launch, sim=None) -> int:
@@ -263,8 +318,8 @@ class BallScenario:
         ref_now, _ = aim_point(sim.model, sim.reference, launch.target_link, t, offset, kin)
         ref_then, ref_vel = aim_point(sim.model, sim.reference, launch.target_link, t + flight, offset, kin)
         live = replace(launch, impact_time=t + flight, flight_time=flight)
-        plan = solve_launch(live, here + ref_then - ref_now, ref_vel, heading(sim.reference, t + flight), t, dt,
-                            self.release_height)
+        plan = solve_launch(live, here + ref_then - ref_now, ref_vel, heading(sim.reference, t + flight), t,
+                            dt / sim.opt.substeps, self.release_height)
         b = _Ball(plan)
         self._balls.append(b)
         self._spawn(b)
