@@ -150,7 +150,7 @@ class ImpactConfig:
 
     recover_threshold_rad: float = setting(
         0.05, "deviation (max over joints) under which the character counts as recovered", unit="rad", gt=0)
-    hold_s: float = setting(0.2, "how long the deviation must stay under the threshold", unit="s", ge=0)
+    hold_s: float = setting(0.25, "how long the deviation must stay under the threshold", unit="s", ge=0)
 
 
 @dataclass(frozen=True, kw_only=True)

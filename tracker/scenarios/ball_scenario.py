@@ -18,14 +18,15 @@ and rewind its contact book-keeping (:meth:`BallScenario.mark`,
 :meth:`BallScenario.rewind`).
 
 Outcome of a ball (:class:`BallOutcome`):
-- exit velocity: the ball's velocity one step after its last contact with the
-  character (or at the end of the run if it is still touching);
+- exit velocity: the ball's velocity one step after its first exchange with
+  the character ends (its first run of contacts without a 0.25 s gap), or at
+  the end of the run if it is still touching;
 - caught: for at least ``hold_time`` s at the end of the run, after a contact,
   the ball's centre is within ``hold_radius`` of both hands' centres of mass
   (or of the chest's) and moves at most ``hold_speed`` relative to them;
-- dropped: not caught, and the ball touched the ground after its first contact
-  with the character (or, if it never touched the character, after being
-  launched in the air).
+- outcome: kicked, deflected, caught, dropped, rolling or flying
+  (:class:`BallOutcome`); dropped: not caught, held a while or left slowly, then
+  reached the ground (a kicked ball that lands is not dropped).
 """
 
 from __future__ import annotations
@@ -67,7 +68,13 @@ class BallOutcome:
         caught: held at the end (module docstring).
         held_time: length of the final hold, s.
         dropped: reached the ground and was not caught.
-        ground_time: first ground touch that counts for ``dropped``, s.
+        ground_time: first ground touch after the first contact (or the launch), s.
+        outcome: ``kicked`` (left a leg link), ``deflected`` (left another link), ``caught``,
+            ``dropped`` (not caught, held for a while or left the character slower than
+            ``drop_speed``, then reached the ground), ``rolling`` or ``flying`` (never touched
+            the character; on the ground or in the air at the end).
+        on_ground: at the end of the run the ball touches the ground, or its centre is within
+            1 mm of its radius above it.
     """
 
     ball: int
@@ -87,6 +94,8 @@ class BallOutcome:
     held_time: float
     dropped: bool
     ground_time: float | None
+    outcome: str = ""
+    on_ground: bool = False
 
     def to_dict(self) -> dict:
         """JSON-able dict."""
@@ -128,6 +137,10 @@ def trailing_run(flags: Sequence[bool]) -> int:
     return n
 
 
+#: A ball whose centre is this close to its radius above the ground is on the ground, m.
+GROUND_TOLERANCE = 1e-3
+
+
 class _Ball:
     """Book-keeping of one ball: its plan, body and per-step records."""
 
@@ -158,6 +171,8 @@ class BallScenario:
         hold_time: how long the ball must be held at the end of the run to count as caught, s.
         live_flight_time: flight time of a ball launched with :meth:`launch_now`, s.
         release_height: launch height of a ball without a direction, m (:mod:`.launch`).
+        exchange_gap: contact-free time that ends a ball's first exchange with the character, s.
+        drop_speed: a ball that leaves the character slower than this and reaches the ground is dropped, m/s.
 
     Attributes:
         events: contact events so far (one per ball, link and step; see :mod:`.contacts`).
@@ -168,14 +183,16 @@ class BallScenario:
     def __init__(self, launches: Sequence[Launch] = (), *, ccd: bool = True,
                  hold_links: Sequence[str] = ("left_hand", "right_hand"), body_link: str | None = "chest",
                  hold_radius: float = 0.3, hold_speed: float = 1.0, hold_time: float = 0.5,
-                 live_flight_time: float = 0.5, release_height: float = RELEASE_HEIGHT) -> None:
+                 live_flight_time: float = 0.5, release_height: float = RELEASE_HEIGHT,
+                 exchange_gap: float = 0.25, drop_speed: float = 2.0) -> None:
         self.launches = tuple(launches)
         for launch in self.launches:
             if not isinstance(launch, Launch):
                 raise ConfigError(f"BallScenario takes Launch objects, got {launch!r}")
             check_launch(launch)
         for name, x in (("hold_radius", hold_radius), ("hold_speed", hold_speed), ("hold_time", hold_time),
-                        ("live_flight_time", live_flight_time), ("release_height", release_height)):
+                        ("live_flight_time", live_flight_time), ("release_height", release_height),
+                        ("exchange_gap", exchange_gap), ("drop_speed", drop_speed)):
             if not (np.isfinite(x) and x > 0):
                 raise ConfigError(f"BallScenario: {name} must be positive, got {x}")
         self.ccd = ccd
@@ -186,6 +203,8 @@ class BallScenario:
         self.hold_time = float(hold_time)
         self.live_flight_time = float(live_flight_time)
         self.release_height = float(release_height)
+        self.exchange_gap = float(exchange_gap)
+        self.drop_speed = float(drop_speed)
         self.events: list[dict] = []
         self.times: list[float] = []
         self._balls: list[_Ball] = []
@@ -380,20 +399,46 @@ class BallScenario:
                        None if body is None else state.com[body], None if body is None else state.linear[body],
                        self.hold_radius, self.hold_speed)
 
+    def _leg_links(self) -> set[str]:
+        """Links below a hip joint (a ball they strike is kicked)."""
+        kin = self._kin
+        out = set()
+        for link in kin.links:
+            node = link
+            while node in kin.joint_by_child:
+                j = kin.joint_by_child[node]
+                if "hip" in j.name:
+                    out.add(link)
+                    break
+                node = j.parent
+        return out
+
+    def _exit_index(self, b: _Ball) -> int | None:
+        """Record index of the ball's state one step after its first exchange with the character.
+
+        The exchange is the first run of contact steps without a gap of ``exchange_gap`` s: a ball
+        that rolls along the forearms into the hands is still in it; one that falls onto a shin
+        half a second later is not. ``None`` without contact; the last record if still touching.
+        """
+        if not b.contact_steps or not b.pos:
+            return None
+        dt = self._sim.opt.dt if self._sim is not None else 1.0 / 60.0
+        gap = max(int(np.ceil(self.exchange_gap / dt - 1e-9)), 1)
+        last = b.contact_steps[0]
+        for s in b.contact_steps[1:]:
+            if s - last > gap:
+                break
+            last = s
+        return min(last + 1 - b.first_step, len(b.pos) - 1)
+
     def _outcome(self, k: int, b: _Ball) -> BallOutcome:
         evs = [e for e in self.events if e["ball"] == k]
         first = evs[0] if evs else None
         target = [e for e in evs if e["link"] == b.plan.link]
         links = tuple(dict.fromkeys(e["link"] for e in evs))
         n = len(b.pos)
-        exit_v = None
-        if n:
-            if b.contact_steps:
-                i = min(b.contact_steps[-1] + 1 - b.first_step, n - 1)
-            else:
-                i = None
-            if i is not None:
-                exit_v = np.asarray(b.vel[i])
+        i = self._exit_index(b)
+        exit_v = None if i is None else np.asarray(b.vel[i])
         held_time = trailing_run(b.held) * (self._sim.opt.dt if self._sim is not None else 0.0)
         caught = bool(evs) and held_time >= self.hold_time - 1e-9
         # the first ground touch after the ball was in the air following its first character
@@ -401,12 +446,25 @@ class BallScenario:
         ground_time = None
         start = (b.contact_steps[0] - b.first_step) if b.contact_steps else 0
         airborne = False
-        for i in range(start, n):
-            airborne = airborne or not b.ground[i]
-            if airborne and b.ground[i]:
-                ground_time = self.times[b.first_step + i]
+        for j in range(start, n):
+            airborne = airborne or not b.ground[j]
+            if airborne and b.ground[j]:
+                ground_time = self.times[b.first_step + j]
                 break
         speed = None if exit_v is None else float(np.linalg.norm(exit_v))
+        radius = b.plan.preset.radius
+        on_ground = bool(n) and (bool(b.ground[-1]) or float(b.pos[-1][2]) <= radius + GROUND_TOLERANCE)
+        was_held = any(b.held[start:]) if n else False
+        if not evs:
+            fate = "rolling" if on_ground else "flying"
+        elif caught:
+            fate = "caught"
+        elif ground_time is not None and (was_held or (speed is not None and speed < self.drop_speed)):
+            fate = "dropped"
+        elif first["link"] in self._leg_links():
+            fate = "kicked"
+        else:
+            fate = "deflected"
         return BallOutcome(
             ball=k, name=b.plan.preset.name, target_link=b.plan.link, planned_impact_time=b.plan.impact_time,
             first_contact_time=None if first is None else first["t"],
@@ -416,5 +474,5 @@ class BallScenario:
             impulse=float(sum(e["impulse"] for e in evs)),
             exit_velocity=None if exit_v is None else tuple(map(float, exit_v)), exit_speed=speed,
             exit_direction=None if not speed else tuple(map(float, exit_v / speed)),
-            caught=caught, held_time=float(held_time), dropped=(ground_time is not None and not caught),
-            ground_time=ground_time)
+            caught=caught, held_time=float(held_time), dropped=fate == "dropped",
+            ground_time=ground_time, outcome=fate, on_ground=on_ground)
