@@ -10,7 +10,7 @@ from pathlib import Path
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     from tracker.commands._args import positive_float
-    from tracker.motion.units import UNIT_HELP
+    from tracker.motion.unit_names import UNIT_HELP
 
     p = sub.add_parser(
         "retarget",
