@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tracker.analysis.impact import impact_response
+from tracker.analysis.impact import deviation, impact_response
 from tracker.experiments.config import load_config
 from tracker.experiments.runner import build, make_simulation, schedule_of, scenario_of, simulate
 
@@ -36,10 +36,17 @@ def baseline(name: str):
 
 
 @cache
-def peak(name: str, k_r: float) -> float:
+def response(name: str, k_r: float) -> tuple[float, float]:
+    """``(peak deviation, deviation after the step that holds the first contact)``, rad."""
     rec, _ = simulate(build(short(name, ("schedule.k_r", k_r))), balls=True)
     assert not rec.diverged, rec.message
-    return impact_response(rec, baseline(name))["peak_deviation_rad"]
+    t, dev, _ = deviation(rec, baseline(name))
+    first = min(e["t"] for e in rec.events)
+    return impact_response(rec, baseline(name))["peak_deviation_rad"], float(dev[np.searchsorted(t, first + rec.dt / 2)])
+
+
+def peak(name: str, k_r: float) -> float:
+    return response(name, k_r)[0]
 
 
 @pytest.mark.parametrize("name", ["basketball_fast"])
@@ -49,6 +56,14 @@ def test_peak_deviation_rises_as_the_reaction_gain_falls(name):
     peaks = [peak(name, k) for k in K_R]
     assert all(b > a for a, b in zip(peaks, peaks[1:])), dict(zip(K_R, peaks))
     assert peaks[-1] > 1.05 * peaks[0], dict(zip(K_R, peaks))
+
+
+@pytest.mark.parametrize("name", ["basketball_fast"])
+def test_the_contact_step_already_yields_more_as_the_reaction_gain_falls(name):
+    # Without the trial step this deviation was the same for every k_r (0.5756 rad here): the
+    # schedule learnt of the contact one step too late.
+    at_contact = [response(name, k)[1] for k in K_R]
+    assert all(b > a for a, b in zip(at_contact, at_contact[1:])), dict(zip(K_R, at_contact))
 
 
 def test_the_contact_step_itself_runs_with_the_reaction_gains():
