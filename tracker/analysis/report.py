@@ -61,7 +61,7 @@ def ball_table(cfg, balls: list) -> list[str]:
         if b.get("caught"):
             end = f"held {b.get('held_time', 0.0):.2f} s"
         out.append(f"| {i}: {preset} | {b.get('target_link', '—')} | {_num(b.get('planned_impact_time'), 's')} "
-                   f"| {contact} | {links} | {_num(b.get('exit_speed'), 'm/s', digits=3)} "
+                   f"| {contact} | {links} | {_num(b.get('exit_speed'), 'm/s')} "
                    f"| {_direction(b.get('exit_direction'))} | {fate or '—'} | {end} |")
     return out + [""]
 
