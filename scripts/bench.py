@@ -9,6 +9,7 @@ Usage::
 
     python scripts/bench.py                 # all sections
     python scripts/bench.py --only bvh      # one section
+    python scripts/bench.py --only startup  # whole-process start-up: tracker --help, tracker inspect vs bvhio
     python scripts/bench.py --repeat 7
 """
 
@@ -334,6 +335,36 @@ def bench_sweep(args: argparse.Namespace) -> list[Row]:
     rows.append(Row("slow-down of one run's simulation with 2 workers", ratio=step_time[2] / step_time[1],
                     note=f"1.0 on idle cores; ~2 means other processes held a core (load {os.getloadavg()[0]:.1f})"))
     return rows
+
+
+@section("startup")
+def bench_startup(args: argparse.Namespace) -> list[Row]:
+    """Whole processes: `tracker --help`, `tracker inspect` on the 100-joint clip vs bvhio.readAsHierarchy."""
+    import os
+    import shutil
+    import subprocess
+
+    clip = MOCAP_DIR / "cmu_06_14_basketball_crossover_dribble_shoot_ccbase.bvh"  # CC_Base, 100 joints
+    exe = shutil.which("tracker")
+    tracker = [exe] if exe else [sys.executable, "-m", "tracker"]
+
+    def process(cmd: list[str]) -> Callable[[], None]:
+        return lambda: subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+
+    python, _ = best_time(process([sys.executable, "-c", "pass"]), args.repeat)
+    helptext, _ = best_time(process(tracker + ["--help"]), args.repeat)
+    inspect, _ = best_time(process(tracker + ["inspect", str(clip)]), args.repeat)
+    bvhio_read, _ = best_time(process([sys.executable, "-c", "import sys, bvhio; bvhio.readAsHierarchy(sys.argv[1])",
+                                       str(clip)]), args.repeat)
+    load = f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    return [
+        Row("python -c pass (interpreter start-up)", python),
+        Row("tracker --help", helptext, note=f"issue 13 target <= 250 ms; {load}"),
+        Row(f"tracker inspect {clip.name}", inspect),
+        Row("python -c 'bvhio.readAsHierarchy(...)'", bvhio_read),
+        Row("speed-up: bvhio process / tracker inspect process", ratio=bvhio_read / inspect,
+            note="issue 13 target >= 10"),
+    ]
 
 
 # --- driver ----------------------------------------------------------------------------------------

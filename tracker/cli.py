@@ -15,6 +15,15 @@ import sys
 from tracker import __version__
 from tracker.errors import TrackerError
 
+#: Exit statuses (README, ``tracker --help``).
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+EXIT_DIVERGED = 3
+EXIT_FELL = 4
+EXIT_STATUSES = ("exit status: 0 ok; 1 internal error (a bug: please report it); 2 bad input (file, config, "
+                 "command-line value); 3 the simulation diverged (what ran is kept); 4 a free-root character fell "
+                 "(FELL at t = ..., everything kept); 130 interrupted")
+
 # name -> module under tracker.commands, in the order shown by --help.
 COMMANDS: dict[str, str] = {
     "inspect": "inspect",
@@ -31,10 +40,18 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``error: tracker track: --start: must be >= 0, got -1``, exit 2."""
+
+    def error(self, message: str):  # noqa: D102
+        self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="tracker",
         description="Physics-based motion-capture tracking with stable-PD servos (PyBullet).",
+        epilog=EXIT_STATUSES,
     )
     parser.add_argument("--version", action="version", version=f"tracker {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -47,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # command not built yet
             raise
         module.add_parser(sub)
+    for p in sub.choices.values():
+        if not p.epilog:
+            p.epilog = EXIT_STATUSES
     return parser
 
 
@@ -57,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except TrackerError as exc:
         print("error: " + " ".join(str(exc).split()), file=sys.stderr)  # always one line
-        return 2
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

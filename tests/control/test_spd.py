@@ -140,15 +140,11 @@ def test_spd_tends_to_pd_as_dt_goes_to_zero(prediction):
     assert diffs[1e-6] < 1e-4 * np.abs(pd).max()
 
 
-@pytest.mark.parametrize("controller", ["pd", "spd"])
-def test_torque_limits_are_respected_and_leave_other_dofs_alone(
-    humanoid_like_layout, rng, controller
-):
+def test_pd_torque_limits_clip_and_leave_other_dofs_alone(humanoid_like_layout, rng):
     lay = humanoid_like_layout
     nv, dt = lay.nv, 1.0 / 60.0
     dyn = FixedDynamics(random_spd(nv, rng), rng.normal(size=nv) * 20.0)
-    cls = SPDController if controller == "spd" else PDController
-    ctrl = cls(lay, dyn)
+    ctrl = PDController(lay, dyn)
     limit = np.linspace(5.0, 60.0, nv)
     limited = Gains(np.full(nv, 2000.0), np.full(nv, 2000.0 * dt), tau_max=limit)
     free = Gains(limited.kp, limited.kd)
@@ -164,6 +160,52 @@ def test_torque_limits_are_respected_and_leave_other_dofs_alone(
         np.testing.assert_array_equal(tau[~inside], np.sign(tau_free[~inside]) * limit[~inside])
         saturated += int((~inside).sum())
     assert saturated > 20  # the limits did bite
+
+
+@pytest.mark.parametrize("prediction", ["explicit", "semi_implicit"])
+def test_spd_torque_limits_keep_the_pd_law_at_the_predicted_state_clipped(humanoid_like_layout, rng, prediction):
+    # With limits, each DOF's torque is its servo force at the predicted next state, clipped, where
+    # the prediction uses the acceleration the *limited* torques produce: the unsaturated DOFs are
+    # re-solved against what the saturated ones really do (not the unlimited solve, then clipped).
+    lay = humanoid_like_layout
+    nv, dt = lay.nv, 1.0 / 60.0
+    dyn = FixedDynamics(random_spd(nv, rng), rng.normal(size=nv) * 20.0)
+    ctrl = SPDController(lay, dyn, prediction=prediction)
+    limit = np.linspace(5.0, 60.0, nv)
+    limited = Gains(np.full(nv, 2000.0), np.full(nv, 2000.0 * dt), tau_max=limit)
+    free = Gains(limited.kp, limited.kd)
+    saturated = changed = 0
+    for _ in range(20):
+        q, qb = random_q(lay, rng), random_q(lay, rng)
+        v, vb = rng.normal(size=nv) * 3.0, rng.normal(size=nv)
+        tau = ctrl.torques(State(q, v), Target(qb, vb), limited, dt)
+        assert np.all(np.abs(tau) <= limit + 1e-12)
+        a = np.linalg.solve(dyn.mass, tau - dyn.bias)
+        p_err = lay.difference(qb, lay.integrate(q, v, dt))
+        if prediction == "semi_implicit":
+            p_err = p_err - a * dt * dt
+        servo = limited.kp * p_err + limited.kd * (vb - (v + a * dt))
+        np.testing.assert_allclose(tau, np.clip(servo, -limit, limit), rtol=1e-9, atol=1e-9 * limit.max())
+        at_limit = np.abs(tau) >= limit * (1 - 1e-12)
+        np.testing.assert_array_equal(np.sort(ctrl.saturated), np.flatnonzero(at_limit))
+        tau_free = ctrl.torques(State(q, v), Target(qb, vb), free, dt)
+        saturated += int(at_limit.sum())
+        changed += int((~at_limit & ~np.isclose(tau, tau_free)).sum())
+    assert saturated > 20  # the limits did bite
+    assert changed >= 5  # ... and the unsaturated DOFs answered to it
+
+
+def test_spd_limits_that_never_bite_change_nothing(humanoid_like_layout, rng):
+    lay = humanoid_like_layout
+    nv, dt = lay.nv, 1.0 / 60.0
+    dyn = FixedDynamics(random_spd(nv, rng), rng.normal(size=nv))
+    ctrl = SPDController(lay, dyn)
+    free = Gains(np.full(nv, 200.0), np.full(nv, 200.0 * dt))
+    state, target = State(random_q(lay, rng), rng.normal(size=nv)), Target(random_q(lay, rng), rng.normal(size=nv))
+    tau_free = ctrl.torques(state, target, free, dt)
+    tau = ctrl.torques(state, target, Gains(free.kp, free.kd, tau_max=np.abs(tau_free) * 1.01), dt)
+    np.testing.assert_array_equal(tau, tau_free)
+    assert ctrl.saturated.size == 0
 
 
 def test_zero_target_velocity_ignores_the_reference_velocity(humanoid_like_layout, rng):

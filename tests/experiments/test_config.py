@@ -152,7 +152,7 @@ BROKEN = {
         "{f}: balls.0: index 0 is out of range (balls has no items) [from --set balls.0.speed=3]"),
     "--set with a misspelt key": (
         "clip: {path: clip.bvh}\n", ["--set", "sim.dtt=1/30"],
-        "{f}: sim.dtt: unknown key; did you mean 'dt'? (valid: dt, duration, solver_iterations, max_speed) "
+        "{f}: sim.dtt: unknown key; did you mean 'dt'? (valid: dt, substeps, duration, solver_iterations, max_speed) "
         "[from --set sim.dtt=1/30]"),
     "--set out of range": (
         "clip: {path: clip.bvh}\n", ["--set", "controller.gains.scale=0"],

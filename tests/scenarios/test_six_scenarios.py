@@ -93,8 +93,8 @@ def ee_peak(name: str, dt: str = "60", schedule: bool = True) -> float:
 
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_the_schedule_makes_the_character_yield(name):
-    # Joint-angle peaks are set by the first step after contact, before any schedule can act
-    # (a light hand or foot is struck within one step); the yield shows in where the limbs go.
+    # The yield shows in where the limbs go (joint-angle peaks of the light hands and feet are
+    # set mostly by the torque-limited wrists and ankles; tests/scenarios/test_reaction.py).
     assert ee_peak(name, schedule=True) > 1.2 * ee_peak(name, schedule=False)
 
 

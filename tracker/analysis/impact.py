@@ -55,7 +55,40 @@ def recovery_time(t: np.ndarray, dev: np.ndarray, start: float, threshold: float
     return None
 
 
-def impact_response(rec, baseline, threshold: float = 0.05, hold: float = 0.2) -> dict:
+#: How long the deviation must stay under the threshold to count as recovered, s (the ball issue's 0.25 s).
+RECOVER_HOLD_S = 0.25
+#: The deviation (max over joints) under which the character counts as recovered, rad.
+RECOVER_THRESHOLD_RAD = 0.05
+
+#: The impact keys at the top level of ``tracker scenario/run --json``: scripts read them.
+HEADLINE_KEYS = ("impact_time_s", "impact_link", "peak_deviation_rad", "recovery_time_s", "ball_exit_speed_m_s",
+                 "caught")
+
+
+def headline(metrics: dict) -> dict:
+    """The named impact keys from a run's metrics (``None`` where there is no ball or no contact).
+
+    ``impact_time_s`` and ``impact_link``: the first contact of any ball with the character;
+    ``peak_deviation_rad`` and ``recovery_time_s``: the impact response (max over joints,
+    against the ball-free run); ``ball_exit_speed_m_s``, ``caught``: ball 0's outcome (every
+    ball's is under ``impact.balls``).
+    """
+    imp = metrics.get("impact") or {}
+    balls = [b for b in imp.get("balls") or [] if isinstance(b, dict)]
+    touched = [b for b in balls if b.get("first_contact_time") is not None]
+    first = min(touched, key=lambda b: b["first_contact_time"]) if touched else None
+    ball0 = balls[0] if balls else {}
+    return {
+        "impact_time_s": None if first is None else first["first_contact_time"],
+        "impact_link": None if first is None else first.get("first_contact_link"),
+        "peak_deviation_rad": imp.get("peak_deviation_rad"),
+        "recovery_time_s": imp.get("time_to_recover_s"),
+        "ball_exit_speed_m_s": ball0.get("exit_speed"),
+        "caught": ball0.get("caught") if balls else None,
+    }
+
+
+def impact_response(rec, baseline, threshold: float = RECOVER_THRESHOLD_RAD, hold: float = RECOVER_HOLD_S) -> dict:
     """Impact-response metrics of ``rec`` (with balls) against ``baseline`` (without).
 
     Keys: ``impacts`` (number of contact events), ``first_impact_s`` (clip time

@@ -21,9 +21,23 @@ from tracker.atomic import atomic_target
 IMPACT_STYLE = {"color": "tab:red", "lw": 0.9, "ls": "--", "alpha": 0.8}
 
 
+def plain_axes(fig: Figure) -> None:
+    """Tick labels as plain numbers: no ``1e-7+1.0998e-1`` offset or scientific notation on linear axes
+    (a ball resting at 0.10999 m reads 0.11, not an offset from it)."""
+    from matplotlib.ticker import ScalarFormatter
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            fmt = axis.get_major_formatter()
+            if isinstance(fmt, ScalarFormatter):
+                fmt.set_useOffset(False)
+                fmt.set_scientific(False)
+
+
 def save_figure(fig: Figure, path: str | Path, dpi: int = 110) -> Path:
-    """Write ``fig`` as PNG through a temporary file renamed into place."""
+    """Write ``fig`` as PNG through a temporary file renamed into place (axes in plain numbers)."""
     path = Path(path)
+    plain_axes(fig)
     FigureCanvasAgg(fig)
     with atomic_target(path, suffix=".png") as tmp:
         fig.savefig(tmp, dpi=dpi, format="png")

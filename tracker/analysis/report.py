@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from tracker.experiments.results import write_text_atomic
@@ -30,6 +31,39 @@ def _num(x, unit: str = "", scale: float = 1.0, digits: int = 4) -> str:
     if isinstance(x, (int, float)):
         return f"{x * scale:.{digits}g}{(' ' + unit) if unit else ''}"
     return str(x)
+
+
+def _direction(d) -> str:
+    """A unit vector as ``(+0.91, +0.26, +0.33)`` and the elevation above the horizontal."""
+    if not d:
+        return "—"
+    x, y, z = (float(a) for a in d)
+    elevation = math.degrees(math.asin(max(-1.0, min(1.0, z))))
+    return f"({x:+.2f}, {y:+.2f}, {z:+.2f}), {elevation:+.0f}° up"
+
+
+def ball_table(cfg, balls: list) -> list[str]:
+    """One markdown table row per ball: aim, timing, links, exit velocity, outcome."""
+    rows = [b for b in balls if isinstance(b, dict)]
+    if not rows:
+        return []
+    out = ["### Balls", "",
+           "| ball | target link | planned time | first contact | links touched | exit speed | exit direction "
+           "| outcome | at the end |",
+           "|---|---|---:|---|---|---:|---|---|---|"]
+    for i, b in enumerate(rows):
+        preset = cfg.balls[i].preset if i < len(cfg.balls) else b.get("name", "")
+        first = b.get("first_contact_time")
+        contact = "none" if first is None else f"{b.get('first_contact_link')} at {first:.3f} s"
+        links = ", ".join(b.get("links") or []) or "—"
+        fate = b.get("outcome") or ("caught" if b.get("caught") else "")
+        end = "on the ground" if b.get("on_ground") else "in the air"
+        if b.get("caught"):
+            end = f"held {b.get('held_time', 0.0):.2f} s"
+        out.append(f"| {i}: {preset} | {b.get('target_link', '—')} | {_num(b.get('planned_impact_time'), 's')} "
+                   f"| {contact} | {links} | {_num(b.get('exit_speed'), 'm/s')} "
+                   f"| {_direction(b.get('exit_direction'))} | {fate or '—'} | {end} |")
+    return out + [""]
 
 
 def report_markdown(cfg, metrics: dict, files: dict[str, str]) -> str:
@@ -82,13 +116,7 @@ def report_markdown(cfg, metrics: dict, files: dict[str, str]) -> str:
             f"{_num(imp.get('time_to_recover_s'), 's') if imp.get('recovered') else 'not recovered'} |",
             "",
         ]
-        for i, b in enumerate(imp.get("balls") or []):
-            if isinstance(b, dict):
-                items = ", ".join(f"{k} {_num(v) if not isinstance(v, list) else [round(x, 3) for x in v if isinstance(x, (int, float))]}"
-                                  for k, v in b.items())
-                lines.append(f"- ball {i}: {items}")
-        if imp.get("balls"):
-            lines.append("")
+        lines += ball_table(cfg, imp.get("balls") or [])
     plots = [k for k in PLOT_TITLES if k in files]
     if plots or "video" in files:
         lines += ["## Plots", ""]

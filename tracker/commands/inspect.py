@@ -10,7 +10,7 @@ HELP = "summarise a BVH file: joint tree, frames, fps, unit, up axis, height, fr
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from tracker.motion.units import UNIT_HELP, UP_AXES
+    from tracker.motion.unit_names import UNIT_HELP, UP_AXES
 
     p = subparsers.add_parser("inspect", help=HELP, description=HELP + ".")
     p.add_argument("file", help="the .bvh file")
@@ -71,7 +71,7 @@ def _short(channel: str) -> str:
 
 def format_text(info: dict[str, Any]) -> str:
     """The readable report for :func:`summarize`'s dict."""
-    from tracker.motion.units import UNIT_HELP
+    from tracker.motion.unit_names import UNIT_HELP
 
     how = "detected from the skeleton's size" if info["unit_detected"] else "given"
     elev = info["upper_arm_elevation_deg"]

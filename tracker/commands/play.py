@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tracker.commands.track import parse_dt
+from tracker.commands._args import parse_dt, positive_float, positive_int
 
 #: Names accepted by --press besides single characters.
 KEY_NAMES = {"space": 32, "left": 65295, "right": 65296, "home": 65302, "esc": 27}
@@ -28,11 +28,11 @@ def parse_press(text: str) -> tuple[int, int]:
 
 def add_window_options(p: argparse.ArgumentParser) -> None:
     """Options shared by ``play`` and ``replay``."""
-    p.add_argument("--speed", type=float, default=1.0, help="playback speed, x real time (default: 1)")
+    p.add_argument("--speed", type=positive_float, default=1.0, help="playback speed, x real time (> 0; default: 1)")
     p.add_argument("--ghost", default="beside", choices=("beside", "overlay", "off"),
                    help="reference ghost beside the character (+1 m along Y), on top of it, or hidden "
                         "(default: beside; key g cycles)")
-    p.add_argument("--frames", type=int, default=None, metavar="N",
+    p.add_argument("--frames", type=positive_int, default=None, metavar="N",
                    help="run N frames as fast as possible (one step each), then exit: the headless path")
     p.add_argument("--screenshot", default=None, metavar="OUT.png",
                    help="after --frames, save the window's 3D view here (and OUT.json: camera and pixel boxes)")

@@ -28,11 +28,18 @@ def run(args: argparse.Namespace) -> int:
     from tracker.sim.recording import Recording
     from tracker.viewer.replay import ReplayPlayer, ReplaySession, ball_looks, find_recording
 
+    import zipfile
+
+    from tracker.errors import TrackerError
     from tracker.viewer.window import require_display
 
     check_window_options(args)
     rec_path, config = find_recording(args.result)
-    rec = Recording.load(rec_path)
+    try:
+        rec = Recording.load(rec_path)
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
+        raise TrackerError(f"{rec_path}: not a recording from 'tracker run' or 'tracker track --out' "
+                           f"({type(exc).__name__}: {' '.join(str(exc).split())})") from None
     model = args.model or rec.meta.get("model") or "humanoid"
     n_balls = 0 if rec.balls is None else int(rec.balls.shape[1])
     session = ReplaySession(rec)

@@ -9,6 +9,9 @@ from pathlib import Path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from tracker.commands._args import positive_float
+    from tracker.motion.unit_names import UNIT_HELP
+
     p = sub.add_parser(
         "retarget",
         help="retarget a BVH clip onto a character model and report its quality",
@@ -21,10 +24,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "default: detected from the joint names")
     p.add_argument("--ik", action="store_true", help="bring the feet to the scaled source positions by IK")
     p.add_argument("--ik-hands", action="store_true", help="also bring the hands to the scaled source positions")
-    p.add_argument("--fps", type=float, default=None, help="resample the reference to this rate")
+    p.add_argument("--fps", type=positive_float, default=None, help="resample the reference to this rate (Hz, > 0)")
     p.add_argument("--keep-first-frame", action="store_true",
                    help="keep an added T-pose first frame (dropped by default when the clip jumps away from it)")
-    p.add_argument("--unit", default=None, help="override the BVH length unit (m, cm, mm, inch, cmu)")
+    p.add_argument("--unit", default=None, choices=list(UNIT_HELP),
+                   help="override the BVH length unit: " + "; ".join(f"{k} = {v}" for k, v in UNIT_HELP.items()))
     p.add_argument("-o", "--out", default=None, help="write the reference to this .npz file")
     p.add_argument("--sheet", default=None, help="draw a contact sheet (PNG) of source and character")
     p.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -14,7 +14,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="run an experiment config (YAML) and write a result folder with metrics, plots and a report",
         description="Run one experiment config: clip, model, controller and gains, gain schedule, balls. Writes "
                     "config.yaml (resolved), metrics.json, recording.npz, plots, report.md and optionally video.mp4. "
-                    "Exit status: 0 ok, 2 bad config or input, 3 the simulation diverged (files still written).",
+                    "Exit status: 0 ok, 2 bad config or input, 3 the simulation diverged, 4 a free-root character fell "
+                    "(files still written for 3 and 4).",
     )
     p.add_argument("config", nargs="?", help="experiment config (YAML)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -50,14 +51,31 @@ def run(args: argparse.Namespace) -> int:
     for problem in result.problems:  # the run's files are written; an output that is not says so
         print(f"warning: {problem}", file=sys.stderr)
     m = result.metrics
+    status = exit_status(result)
     if args.json:
-        json.dump({"folder": str(result.folder), **{k: v for k, v in m.items() if not k.endswith("_by_joint")
-                                                    and not k.endswith("_by_link")}},
+        from tracker.analysis.impact import headline
+
+        top = {"folder": str(result.folder), "exit_status": status}
+        if cfg.balls:
+            top.update(headline(m))
+        json.dump({**top, **{k: v for k, v in m.items() if not k.endswith("_by_joint")
+                             and not k.endswith("_by_link")}},
                   sys.stdout, indent=2, default=str)
         print()
     else:
         print(summary_text(result))
-    return 3 if result.diverged else 0
+    return status
+
+
+def exit_status(result) -> int:
+    """3 diverged, 4 a free root fell, else 0 (:mod:`tracker.cli`)."""
+    from tracker.cli import EXIT_DIVERGED, EXIT_FELL, EXIT_OK
+
+    if result.diverged:
+        return EXIT_DIVERGED
+    if result.recording.meta.get("fell_at") is not None:
+        return EXIT_FELL
+    return EXIT_OK
 
 
 def check_display() -> None:
@@ -99,12 +117,16 @@ def summary_text(result) -> str:
         first = ball.get("first_contact_time")
         where = (f"first contact {ball.get('first_contact_link')} at {first:.3f} s"
                  + (f" (planned {planned:.3f} s)" if planned is not None else "")) if first is not None else "no contact"
-        fate = "caught" if ball.get("caught") else ("on the ground at the end" if ball.get("dropped") else "in the air at the end")
+        fate = ball.get("outcome") or ("caught" if ball.get("caught") else "")
+        fate += "; on the ground at the end" if ball.get("on_ground") else "; in the air at the end"
         exit_speed = ball.get("exit_speed")
         lines.append(f"  ball {k}       {cfg.balls[k].preset if k < len(cfg.balls) else ''}: {where}; "
                      + (f"exit {exit_speed:.2f} m/s; " if exit_speed is not None else "") + fate)
     if result.recording.diverged:
         lines.append(f"  DIVERGED: {rec.message} (the result folder holds what ran before)")
+    fell = rec.meta.get("fell_at")
+    if fell is not None:
+        lines.append(f"  FELL at t = {fell:.3f} s (free root below half its reference height)")
     if result.baseline is not None and result.baseline.diverged:
         lines.append(f"  the ball-free baseline DIVERGED: {result.baseline.message}")
     lines.append(f"wrote {result.folder}/ ({', '.join(sorted(result.files.values()))})")

@@ -11,6 +11,14 @@ import argparse
 SCENARIOS = ("soccer_light", "soccer_heavy", "volleyball_slow", "volleyball_fast", "basketball_slow", "basketball_fast")
 
 
+def _dt(text: str) -> str:
+    """Checked like ``tracker track --dt``, passed on as written (``sim.dt=1/30``)."""
+    from tracker.commands._args import parse_dt
+
+    parse_dt(text)
+    return text.strip()
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "scenario",
@@ -21,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("name", help="scenario name: " + ", ".join(SCENARIOS))
     p.add_argument("--no-ball", action="store_true", help="run without the ball (tracking only)")
     p.add_argument("--no-schedule", action="store_true", help="keep the tracking gain k_t throughout")
-    p.add_argument("--dt", default=None, help="override the time step, e.g. 1/30")
+    p.add_argument("--dt", default=None, type=_dt, help="override the time step, e.g. 1/30")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override any config key (repeatable)")
     p.add_argument("--out", default=None, help="result folder (default: results/<name>-<timestamp>)")

@@ -6,6 +6,8 @@ import argparse
 import os
 import sys
 
+from tracker.commands._args import positive_int
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -17,7 +19,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "finished), 2 bad sweep file or a run failed.",
     )
     p.add_argument("sweep", help="sweep file (YAML; see configs/sweeps/)")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+    p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
                    help="runs in parallel (default: the number of CPUs)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local worker processes, or Ray (ray.init(); RAY_ADDRESS for a cluster; needs the 'ray' extra)")

@@ -5,19 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from fractions import Fraction
 from pathlib import Path
 
+from tracker.commands._args import non_negative_float, parse_dt, positive_float
 
-def parse_dt(text: str) -> float:
-    """A time step in seconds: ``0.0166``, ``1/60``."""
-    try:
-        value = float(Fraction(text.strip()))
-    except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"time step {text!r} is not a number or fraction like 1/60") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"time step must be positive, got {text}")
-    return value
+__all__ = ["add_parser", "parse_dt", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -36,17 +28,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="root handling (default: anchored)")
     p.add_argument("--target-velocity", default="ref", choices=("ref", "zero"),
                    help="servo toward the reference velocity or zero (default: ref)")
-    p.add_argument("--gain-scale", type=float, default=1.0, help="multiply all joint gains (default: 1)")
+    p.add_argument("--gain-scale", type=positive_float, default=1.0, help="multiply all joint gains (> 0; default: 1)")
     p.add_argument("--prediction", default=None,
                    help="spd: semi_implicit (default) | explicit; analytic_pd: doubled (default) | single")
     p.add_argument("--partition", action="store_true",
                    help="analytic_pd with --root free: the free-root partition (approximate under contact)")
-    p.add_argument("--lookahead", type=float, default=None,
+    p.add_argument("--lookahead", type=positive_float, default=None,
                    help="timed_pd: how far ahead on the clip the key is sampled, s (default 0.02)")
     p.add_argument("--inertia", default=None, choices=("full", "composite", "single"),
                    help="timed_pd: the inertia its gains are computed from (default full)")
-    p.add_argument("--duration", type=float, default=None, help="seconds to simulate (default: the whole clip)")
-    p.add_argument("--start", type=float, default=0.0, help="clip time to start at, s")
+    p.add_argument("--duration", type=positive_float, default=None,
+                   help="seconds to simulate (> 0, within the clip; default: to the clip's end)")
+    p.add_argument("--start", type=non_negative_float, default=0.0, help="clip time to start at, s (before the clip's end)")
     p.add_argument("--out", default=None, help="write metrics.json and recording.npz to this folder")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
@@ -61,8 +54,6 @@ def run(args: argparse.Namespace) -> int:
 
     from tracker.errors import ConfigError
 
-    if not args.gain_scale > 0:
-        raise ConfigError(f"--gain-scale must be > 0, got {args.gain_scale:g}")
     options: list[tuple[str, object]] = []
     if args.prediction is not None:
         if args.controller not in ("spd", "analytic_pd"):
@@ -76,11 +67,19 @@ def run(args: argparse.Namespace) -> int:
         if value is not None:
             if args.controller != "timed_pd":
                 raise ConfigError(f"--{flag} applies to timed_pd, not {args.controller}")
-            if flag == "lookahead" and not value > 0:
-                raise ConfigError(f"--lookahead must be > 0 s, got {value:g}")
             options.append((flag, value))
     model = load_model(args.model)
     ref = load_clip_reference(args.clip, model=args.model)
+    name = Path(args.clip).name
+    if args.start + args.dt > ref.duration + 1e-9:
+        raise ConfigError(f"--start {args.start:g}: the clip {name} ends at {ref.duration:.3f} s; start at least "
+                          f"one step (dt = {args.dt:.4g} s) before that")
+    if args.duration is not None:
+        if args.start + args.duration > ref.duration + 1e-6:
+            raise ConfigError(f"--duration {args.duration:g} from --start {args.start:g} runs past the end of "
+                              f"{name} ({ref.duration:.3f} s); at most {ref.duration - args.start:.3f} s")
+        if round(args.duration / args.dt) < 1:
+            raise ConfigError(f"--duration {args.duration:g} is shorter than one step (dt = {args.dt:.4g} s)")
     opt = SimOptions(controller=args.controller, dt=args.dt, root=args.root,
                      target_velocity=args.target_velocity, gain_scale=args.gain_scale, start=args.start,
                      controller_options=tuple(options))
@@ -93,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
     wall = rec.meta["wall_s"]
     metrics.update(wall_s=wall, realtime_factor=(rec.n_steps * rec.dt / wall) if wall > 0 else float("inf"),
                    message=rec.message, controller=args.controller, dt=args.dt, root=args.root)
+    fell = rec.meta.get("fell_at")
+    metrics["fell_at_s"] = fell
     if args.out:
         from tracker.experiments.results import write_json_atomic
 
@@ -104,18 +105,24 @@ def run(args: argparse.Namespace) -> int:
         json.dump({k: v for k, v in metrics.items() if k not in ("joint_error_by_joint",)}, sys.stdout, indent=2)
         print()
     else:
-        name = Path(args.clip).name
         print(f"{name}: {args.controller}, dt = {args.dt:.5f} s, root {args.root}, {rec.n_steps} steps "
               f"({rec.n_steps * rec.dt:.2f} s simulated in {wall:.2f} s, {metrics['realtime_factor']:.1f}x real time)")
         print(f"  joint error  mean {metrics['joint_error_mean_rad']:.4f} rad  max {metrics['joint_error_max_rad']:.4f} rad")
         print(f"  root error   mean {metrics['root_error_mean_m'] * 100:.2f} cm;  end effectors "
               f"{metrics.get('ee_error_mean_m', float('nan')) * 100:.2f} cm")
-        print(f"  torque saturation {metrics['torque_saturation'] * 100:.1f}%  effort {metrics['effort_mean_nm']:.1f} N·m")
+        print(f"  torque saturation {metrics.get('torque_saturation', 0.0) * 100:.1f}%  "
+              f"effort {metrics.get('effort_mean_nm', 0.0):.1f} N·m")
         if rec.meta.get("analytic_pd_clipped_steps"):
             print(f"  analytic_pd: torque limits clipped {rec.meta['analytic_pd_clipped_steps']} of "
                   f"{rec.meta['analytic_pd_steps']} steps (those steps miss the exact prediction)")
         if rec.diverged:
             print(f"  DIVERGED: {rec.message}")
+        if fell is not None:
+            print(f"  FELL at t = {fell:.3f} s (the free root dropped below half its reference height)")
         if args.out:
             print(f"wrote {args.out}/metrics.json and recording.npz")
-    return 3 if rec.diverged else 0
+    from tracker.cli import EXIT_DIVERGED, EXIT_FELL, EXIT_OK
+
+    if rec.diverged:
+        return EXIT_DIVERGED
+    return EXIT_FELL if fell is not None else EXIT_OK

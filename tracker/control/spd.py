@@ -25,10 +25,43 @@ whereas the semi-implicit one is implicit Euler on the servo spring and stays
 stable at any gain (``tracker reproduce tan2011``, "SPD prediction vs
 integrator"). Under explicit Euler both are stable.
 
-Both are then clipped to the torque limits. Passive DOFs (e.g. a free root)
-get ``Kp = Kd = 0`` and hence zero force, but their inertia still takes part
-in the solve. ``M + diag(Kd·dt [+ Kp·dt²])`` is symmetric positive definite,
-so the solve uses a Cholesky factorisation.
+Physics substeps. When PyBullet takes ``N`` steps of ``h = dt/N`` under one
+control update (``sim.substeps``), constant forces give ``v' = v + a·dt`` and
+``q' = (q ⊕ v·dt) ⊕ a·dt²·(N+1)/(2N)``, so the semi-implicit term is
+``Kp·dt²·(N+1)/(2N)`` (``substeps`` argument; ``N = 1`` is the formula above).
+
+Torque limits. Clipping ``tau`` after the solve is not enough: the solve
+assumed every DOF gets its implicit damping ``D = Kd·dt [+ Kp·dt²]``, so the
+acceleration it predicted for the *other* DOFs counts on the clipped DOF
+following its servo. It does not, and with stiff gains (``k_t = 25000`` per kg
+puts ``kp`` of the lower spine near 10⁶ N·m/rad, against a 300 N·m limit) the
+unclipped DOFs then push on a body that moves otherwise than predicted: an
+explicit coupling, which diverges at small time steps on real clips. So the
+limited torques solve SPD's equation with the clip inside it: each DOF's torque
+is its implicit servo force at the predicted next state, clipped,
+
+    tau_i = clip(f_i − D_i·a_i, ±tau_max_i)     with  M a + c = tau
+
+(``f = Kp·p_err + Kd·v_err``, ``D = Kd·dt [+ Kp·dt²]``). The map
+``a -> M a + c − clip(f − D a)`` is the gradient of a strictly convex function,
+so the solution is unique; it is found by an active set (semi-smooth Newton):
+with ``S`` the saturated DOFs and ``F`` the others,
+
+    (M + D_F) a = [f_F; tau_S] − c          D_F: D on F, 0 on S
+    tau_F = f_F − D_F·a_F
+
+then DOFs of ``F`` beyond their limit join ``S``, and DOFs of ``S`` whose servo
+force is back within the limit leave it, until nothing changes (two or three
+passes in practice). The unsaturated DOFs thus stay implicit and consistent
+with what the clipped ones really do, and ``M a + c = tau`` holds exactly.
+
+Passive DOFs (e.g. a free root) get ``Kp = Kd = 0`` and hence zero force, but
+their inertia still takes part in the solve. ``M + diag(D)`` is symmetric
+positive definite, so every solve is a Cholesky factorisation.
+
+The right-hand side is built in one place (:meth:`SPDController.servo_force`
+and :meth:`SPDController.torques`): a further term (e.g. balance feedback)
+adds to ``f`` before the solve.
 """
 
 from __future__ import annotations
@@ -70,6 +103,7 @@ class SPDController:
             matches PyBullet's integrator) or ``"explicit"`` (the paper's, for
             explicit Euler).
         passive: DOFs that get no servo force (bool ``(nv,)`` mask or indices).
+        substeps: physics steps per control step (module docstring).
     """
 
     name = "spd"
@@ -82,6 +116,7 @@ class SPDController:
         target_velocity: TargetVelocity = "ref",
         prediction: Prediction = "semi_implicit",
         passive: np.ndarray | None = None,
+        substeps: int = 1,
     ) -> None:
         if prediction not in PREDICTIONS:
             raise ConfigError(
@@ -92,9 +127,15 @@ class SPDController:
         self.dynamics = dynamics
         self.target_velocity = check_target_velocity(target_velocity)
         self.prediction = prediction
+        if isinstance(substeps, bool) or not isinstance(substeps, int) or substeps < 1:
+            raise ConfigError(f"SPD substeps must be a whole number >= 1, got {substeps!r}")
+        self.substeps = substeps
+        self._position_factor = (substeps + 1) / (2 * substeps)  # q' = ... ⊕ a·dt²·factor
         self.mask = actuation_mask(layout.nv, passive)
         self._all_active = bool(self.mask.all())
         self._diag = np.arange(layout.nv) * (layout.nv + 1)  # flat indices of the diagonal
+        #: DOF indices whose torque sat at its limit in the last :meth:`torques` call.
+        self.saturated: np.ndarray = _NONE
 
     def torques(self, state: State, target: Target, gains: Gains, dt: float) -> np.ndarray:
         """SPD generalized forces ``(nv,)`` for the step ``t_n -> t_n + dt``.
@@ -104,31 +145,74 @@ class SPDController:
                 state or a broken mass matrix).
         """
         q, v = state
-        q_bar, v_bar = target[0], target[1]  # a Target, or any (q, v) pair
         kp, kd = gains.kp, gains.kd
         if not self._all_active:
             kp = kp * self.mask
             kd = kd * self.mask
+        f = self.servo_force(state, target, kp, kd, dt)
+        implicit = kd * dt
+        if self.prediction == "semi_implicit":
+            implicit += kp * (dt * dt * self._position_factor)
+        mass = self.dynamics.mass_matrix(q)
+        bias = self.dynamics.bias_forces(q, v)
+        acc = self._solve(mass, implicit, f - bias)
+        tau = f - implicit * acc
+        self.saturated = _NONE
+        if gains.limited:
+            tau = self._limit(tau, f, implicit, mass, bias, gains.tau_max)
+        return tau
+
+    def servo_force(self, state: State, target: Target, kp: np.ndarray, kd: np.ndarray, dt: float) -> np.ndarray:
+        """``f = Kp·p_err + Kd·v_err`` ``(nv,)``: the PD force before the implicit correction."""
+        q, v = state
+        q_bar, v_bar = target[0], target[1]  # a Target, or any (q, v) pair
         p_err = self._step_error(q_bar, q, v, dt)
         v_err = (v_bar - v) if self.target_velocity == "ref" else -np.asarray(v, dtype=float)
         f = kp * p_err
         f += kd * v_err
+        return f
 
-        implicit = kd * dt
-        if self.prediction == "semi_implicit":
-            implicit += kp * (dt * dt)
-        a_mat = np.array(self.dynamics.mass_matrix(q), dtype=float)  # a private copy
+    def _solve(self, mass: np.ndarray, implicit: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        """``a`` from ``(M + diag(implicit)) a = rhs`` by Cholesky."""
+        a_mat = np.array(mass, dtype=float)  # a private copy (LAPACK overwrites it)
         a_mat.flat[self._diag] += implicit
-        rhs = f - self.dynamics.bias_forces(q, v)
         # LAPACK's Cholesky solve directly: the scipy/numpy wrappers cost more than
         # the 43x43 factorisation itself. info > 0: not positive definite.
-        _, acc, info = _posv(a_mat, rhs, lower=0, overwrite_a=1, overwrite_b=1)
+        _, acc, info = _posv(a_mat, np.array(rhs, dtype=float), lower=0, overwrite_a=1, overwrite_b=1)
         if info != 0:
             raise SimulationError(
                 "SPD: M + Kd·dt is not positive definite (diverged state or bad mass matrix)"
             )
-        tau = f
-        tau -= implicit * acc
-        if gains.limited:
-            np.clip(tau, -gains.tau_max, gains.tau_max, out=tau)
-        return tau
+        return acc
+
+    def _limit(self, tau: np.ndarray, f: np.ndarray, implicit: np.ndarray, mass: np.ndarray,
+               bias: np.ndarray, tau_max: np.ndarray) -> np.ndarray:
+        """Torques within ``tau_max`` with the unsaturated DOFs re-solved implicitly (module docstring)."""
+        over = np.abs(tau) > tau_max
+        if not over.any():
+            return tau
+        fixed = np.zeros(len(tau), dtype=bool)
+        tau_fixed = np.zeros(len(tau))
+        for _ in range(2 * len(tau)):
+            tau_fixed[over] = np.copysign(tau_max[over], tau[over])
+            fixed |= over
+            d_free = np.where(fixed, 0.0, implicit)
+            rhs = np.where(fixed, tau_fixed, f) - bias
+            acc = self._solve(mass, d_free, rhs)
+            servo = f - implicit * acc  # what each DOF's implicit servo would ask for now
+            tau = np.where(fixed, tau_fixed, servo)
+            over = ~fixed & (np.abs(servo) > tau_max)
+            # a fixed DOF whose servo now asks for less than its limit (or pushes the other way) is released
+            release = fixed & (servo * np.sign(tau_fixed) < tau_max)
+            if not over.any() and not release.any():
+                break
+            if not over.any():
+                fixed &= ~release
+                over = np.zeros_like(over)
+        self.saturated = np.flatnonzero(fixed)
+        return np.clip(tau, -tau_max, tau_max)
+
+
+#: No saturated DOF.
+_NONE = np.zeros(0, dtype=int)
+_NONE.setflags(write=False)

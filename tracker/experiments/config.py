@@ -15,7 +15,7 @@ lists them all with defaults and units)::
                          gravity_compensation, min_steps}}
     root: {mode: anchored|kinematic|free, kp_linear, kp_angular, kd_ratio}
     schedule: {enabled, k_r, k_r_ratio, t_e, t_f, scope, blend, min_separation}
-    sim: {dt, duration, solver_iterations, max_speed}
+    sim: {dt, substeps, duration, solver_iterations, max_speed}
     balls: [{preset, target_link, impact_time, speed, direction, offset, flight_time, mass}]
     impact: {recover_threshold_rad, hold_s}
     outputs: {plots, video, video_fps, video_size, recording}
@@ -163,6 +163,8 @@ class SimConfig:
 
     dt: float = setting(1.0 / 60.0, "physics (= control) time step; 1/60 style fractions allowed", unit="s",
                         ge=1e-5, le=0.1, fraction=True)
+    substeps: int = setting(1, "physics steps per control step (PyBullet steps dt/substeps; fast contacts converge)",
+                            ge=1, le=64)
     duration: float | None = setting(None, "seconds to simulate; null: from clip.start to clip.end (or the clip's end)",
                                      unit="s", gt=0, le=3600)
     solver_iterations: int = setting(50, "PyBullet constraint-solver iterations per step", ge=1, le=10000)
@@ -194,8 +196,8 @@ class ImpactConfig:
 
     recover_threshold_rad: float = setting(
         0.05, "deviation (max over joints) under which the character counts as recovered", unit="rad", gt=0, le=3.15)
-    hold_s: float = setting(0.2, "how long the deviation must stay under the threshold", unit="s", ge=0,
-                                  le=3600)
+    hold_s: float = setting(0.25, "how long the deviation must stay under the threshold", unit="s", ge=0,
+                            le=3600)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -104,7 +104,7 @@ def build(cfg: ExperimentConfig) -> Prepared:
                      target_velocity=cfg.controller.target_velocity, gain_scale=g.scale,
                      root_kp=(root.kp_linear, root.kp_angular), root_kd_ratio=root.kd_ratio,
                      max_speed=cfg.sim.max_speed, start=clip.start, solver_iterations=cfg.sim.solver_iterations,
-                     controller_options=controller_options(cfg))
+                     controller_options=controller_options(cfg), substeps=cfg.sim.substeps)
     gains = build_gains(model, cfg.sim.dt, k=g.k_t, inertia_scaled=g.inertia_scaling, kd_mode=g.kd_mode,
                         kd_ratio=g.kd_ratio, kd=g.kd, gain_scale=g.scale, root_kp=(root.kp_linear, root.kp_angular),
                         root_kd_ratio=root.kd_ratio, root=root.mode, torque_limits=g.torque_limits)
@@ -134,7 +134,7 @@ def _plan(launches: list, ref, model, cfg: ExperimentConfig) -> None:
         kin = model.kinematics()
         for i, launch in enumerate(launches):
             try:
-                plan_launch(launch, ref, model, cfg.sim.dt, cfg.clip.start, kin)
+                plan_launch(launch, ref, model, cfg.sim.dt, cfg.clip.start, kin, substeps=cfg.sim.substeps)
             except TrackerError as exc:
                 raise ConfigError(f"{cfg.source or cfg.name}: balls.{i}: {exc}") from None
 
@@ -237,7 +237,8 @@ def make_simulation(prep: Prepared, *, scenario=None, schedule=None, gui: bool =
         try:
             sim.controller = create_controller("spd", layout=sim.layout, dynamics=sim.character,
                                                target_velocity=cfg.controller.target_velocity,
-                                               prediction=cfg.controller.prediction, passive=passive)
+                                               prediction=cfg.controller.prediction, passive=passive,
+                                               substeps=cfg.sim.substeps)
         except Exception:
             sim.close()
             raise

@@ -14,23 +14,7 @@ import math
 
 import numpy as np
 
-#: Metres per file unit, by unit name.
-UNITS: dict[str, float] = {
-    "m": 1.0,
-    "cm": 0.01,
-    "mm": 0.001,
-    "inch": 0.0254,
-    # CMU ASF length unit: 1/0.45 inch. CMU hip height is about 17.7 of these.
-    "asf": 0.0254 / 0.45,
-}
-
-UNIT_HELP: dict[str, str] = {
-    "m": "metres",
-    "cm": "centimetres",
-    "mm": "millimetres",
-    "inch": "inches",
-    "asf": "CMU ASF units (1/0.45 inch)",
-}
+from tracker.motion.unit_names import UNIT_HELP, UNITS, UP_AXES  # noqa: F401  (their home is unit_names)
 
 #: Height assumed for the unit detection: the unit that makes the skeleton
 #: closest to this (on a log scale) wins.
@@ -38,8 +22,6 @@ TYPICAL_HEIGHT_M = 1.7
 
 #: Unit assumed when a skeleton has no height at all (a single joint).
 DEFAULT_UNIT = "cm"
-
-UP_AXES = ("Y", "Z")
 
 _Y_UP_TO_Z_UP = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 

@@ -10,19 +10,23 @@ Wiring (the simulation calls the hooks; the gain schedule reads ``events``)::
 Each launch is planned at :meth:`reset` against the reference
 (:func:`tracker.scenarios.launch.plan_launch`, on the simulation's step grid)
 and its ball is spawned in :meth:`before_step` at the planned time. After every
-step the scenario records each ball's centre and velocity, appends one event
-per touched link (:mod:`tracker.scenarios.contacts`), notes ground contacts and
-whether the ball is held.
+step the scenario records each ball's centre and velocity, notes ground contacts and
+whether the ball is held; after every physics (sub)step it appends one event per
+touched link (:mod:`tracker.scenarios.contacts`). For the simulation's trial
+steps it can tell whether a ball may touch soon (:meth:`BallScenario.may_touch`)
+and rewind its contact book-keeping (:meth:`BallScenario.mark`,
+:meth:`BallScenario.rewind`).
 
 Outcome of a ball (:class:`BallOutcome`):
-- exit velocity: the ball's velocity one step after its last contact with the
-  character (or at the end of the run if it is still touching);
+- exit velocity: the ball's velocity one step after its first exchange with
+  the character ends (its first run of contacts without a 0.25 s gap), or at
+  the end of the run if it is still touching;
 - caught: for at least ``hold_time`` s at the end of the run, after a contact,
   the ball's centre is within ``hold_radius`` of both hands' centres of mass
   (or of the chest's) and moves at most ``hold_speed`` relative to them;
-- dropped: not caught, and the ball touched the ground after its first contact
-  with the character (or, if it never touched the character, after being
-  launched in the air).
+- outcome: kicked, deflected, caught, dropped, rolling or flying
+  (:class:`BallOutcome`); dropped: not caught, held a while or left slowly, then
+  reached the ground (a kicked ball that lands is not dropped).
 """
 
 from __future__ import annotations
@@ -64,7 +68,13 @@ class BallOutcome:
         caught: held at the end (module docstring).
         held_time: length of the final hold, s.
         dropped: reached the ground and was not caught.
-        ground_time: first ground touch that counts for ``dropped``, s.
+        ground_time: first ground touch after the first contact (or the launch), s.
+        outcome: ``kicked`` (left a leg link), ``deflected`` (left another link), ``caught``,
+            ``dropped`` (not caught, held for a while or left the character slower than
+            ``drop_speed``, then reached the ground), ``rolling`` or ``flying`` (never touched
+            the character; on the ground or in the air at the end).
+        on_ground: at the end of the run the ball touches the ground, or its centre is within
+            1 mm of its radius above it.
     """
 
     ball: int
@@ -84,6 +94,8 @@ class BallOutcome:
     held_time: float
     dropped: bool
     ground_time: float | None
+    outcome: str = ""
+    on_ground: bool = False
 
     def to_dict(self) -> dict:
         """JSON-able dict."""
@@ -125,6 +137,10 @@ def trailing_run(flags: Sequence[bool]) -> int:
     return n
 
 
+#: A ball whose centre is this close to its radius above the ground is on the ground, m.
+GROUND_TOLERANCE = 1e-3
+
+
 class _Ball:
     """Book-keeping of one ball: its plan, body and per-step records."""
 
@@ -155,6 +171,8 @@ class BallScenario:
         hold_time: how long the ball must be held at the end of the run to count as caught, s.
         live_flight_time: flight time of a ball launched with :meth:`launch_now`, s.
         release_height: launch height of a ball without a direction, m (:mod:`.launch`).
+        exchange_gap: contact-free time that ends a ball's first exchange with the character, s.
+        drop_speed: a ball that leaves the character slower than this and reaches the ground is dropped, m/s.
 
     Attributes:
         events: contact events so far (one per ball, link and step; see :mod:`.contacts`).
@@ -165,14 +183,16 @@ class BallScenario:
     def __init__(self, launches: Sequence[Launch] = (), *, ccd: bool = True,
                  hold_links: Sequence[str] = ("left_hand", "right_hand"), body_link: str | None = "chest",
                  hold_radius: float = 0.3, hold_speed: float = 1.0, hold_time: float = 0.5,
-                 live_flight_time: float = 0.5, release_height: float = RELEASE_HEIGHT) -> None:
+                 live_flight_time: float = 0.5, release_height: float = RELEASE_HEIGHT,
+                 exchange_gap: float = 0.25, drop_speed: float = 2.0) -> None:
         self.launches = tuple(launches)
         for launch in self.launches:
             if not isinstance(launch, Launch):
                 raise ConfigError(f"BallScenario takes Launch objects, got {launch!r}")
             check_launch(launch)
         for name, x in (("hold_radius", hold_radius), ("hold_speed", hold_speed), ("hold_time", hold_time),
-                        ("live_flight_time", live_flight_time), ("release_height", release_height)):
+                        ("live_flight_time", live_flight_time), ("release_height", release_height),
+                        ("exchange_gap", exchange_gap), ("drop_speed", drop_speed)):
             if not (np.isfinite(x) and x > 0):
                 raise ConfigError(f"BallScenario: {name} must be positive, got {x}")
         self.ccd = ccd
@@ -183,6 +203,8 @@ class BallScenario:
         self.hold_time = float(hold_time)
         self.live_flight_time = float(live_flight_time)
         self.release_height = float(release_height)
+        self.exchange_gap = float(exchange_gap)
+        self.drop_speed = float(drop_speed)
         self.events: list[dict] = []
         self.times: list[float] = []
         self._balls: list[_Ball] = []
@@ -201,7 +223,7 @@ class BallScenario:
         self.events = []
         self.times = []
         self._balls = [_Ball(plan_launch(launch, sim.reference, sim.model, sim.opt.dt, sim.t, self._kin,
-                                         self.release_height)) for launch in self.launches]
+                                         self.release_height, sim.opt.substeps)) for launch in self.launches]
         names = sim.character.link_names
         hands = [names.index(n) for n in self.hold_links if n in names]
         body = names.index(self.body_link) if self.body_link in names else None
@@ -214,33 +236,85 @@ class BallScenario:
             if b.body is None and b.first_step is None and t >= b.plan.spawn_time - 0.5 * sim.opt.dt:
                 self._spawn(b)
 
-    def after_step(self, sim, t: float) -> None:
-        """Record the balls and their contacts after the step that ended at ``t``."""
-        self.times.append(float(t))
-        step = len(self.times) - 1
+    def after_substep(self, sim, t: float) -> None:
+        """Read the balls' contacts after one physics step that ended at ``t`` (contact events)."""
         if not self._balls:
             return
         body_in, body_out = self._body, BodyState.read(sim.character)
         self._body = body_out
-        client, dt = self._client, sim.opt.dt
+        client, h = self._client, sim.world.physics_dt
+        step = len(self.times)  # the control step under way
         for k, b in enumerate(self._balls):
             if b.body is None:
                 continue
             pos, vel = ball_state(client, b.body)
             moved = None if b.x_before is None else b.x_in - b.x_before
-            contacts = read_contacts(client, b.body, sim.character, t, dt, ball=k, speed=float(np.linalg.norm(vel)),
+            contacts = read_contacts(client, b.body, sim.character, t, h, ball=k, speed=float(np.linalg.norm(vel)),
                                      velocity_in=b.velocity_in, body_in=body_in, displacement_in=moved)
             if contacts:
-                b.contact_steps.append(step)
+                if not b.contact_steps or b.contact_steps[-1] != step:
+                    b.contact_steps.append(step)
                 self.events.extend(c.as_event() for c in contacts)
+            b.velocity_in = vel
+            b.x_before, b.x_in = b.x_in, pos
+
+    def after_step(self, sim, t: float) -> None:
+        """Record the balls after the control step that ended at ``t`` (contacts: :meth:`after_substep`)."""
+        self.times.append(float(t))
+        step = len(self.times) - 1
+        if not self._balls:
+            return
+        client, state = self._client, self._body
+        for b in self._balls:
+            if b.body is None:
+                continue
+            pos, vel = ball_state(client, b.body)
             if b.first_step is None:
                 b.first_step = step
             b.pos.append(pos)
             b.vel.append(vel)
             b.ground.append(touching(client, b.body, sim.world.ground))
-            b.held.append(self._held(pos, vel, body_out))
-            b.velocity_in = vel
-            b.x_before, b.x_in = b.x_in, pos
+            b.held.append(self._held(pos, vel, state))
+
+    # -- trial steps (the simulation's peek) -------------------------------------------------
+    def may_touch(self, sim) -> bool:
+        """Whether a ball may touch the character within the next step (a cheap bound).
+
+        True when some ball's centre is within its radius, a link's reach (0.6 m from the link's
+        centre of mass) and the distance both can close in one step of a link's centre of mass.
+        """
+        if not self._balls or self._body is None:
+            return False
+        body, dt = self._body, sim.opt.dt
+        link_speed = float(np.linalg.norm(body.linear, axis=1).max()) + 2.0 * float(
+            np.linalg.norm(body.angular, axis=1).max()) * 0.3
+        for b in self._balls:
+            if b.body is None or b.x_in is None:
+                continue
+            gap = float(np.linalg.norm(body.com - b.x_in, axis=1).min())
+            reach = b.plan.preset.radius + 0.6 + (float(np.linalg.norm(b.velocity_in)) + link_speed) * dt
+            if gap <= reach:
+                return True
+        return False
+
+    def mark(self) -> tuple:
+        """The contact book-keeping now, to :meth:`rewind` to after a trial step."""
+        return (len(self.events), self._body,
+                [(b.velocity_in, b.x_in, b.x_before, len(b.contact_steps)) for b in self._balls])
+
+    def events_since(self, mark: tuple) -> list[dict]:
+        """The contact events added since ``mark``."""
+        return self.events[mark[0]:]
+
+    def rewind(self, mark: tuple, announce: Sequence[dict] = ()) -> None:
+        """Back to ``mark`` (after the world went back to the same state); ``announce`` events are
+        appended as already known. The event list is replaced by a new list, so a gain schedule
+        reading it replays it."""
+        n, self._body, balls = mark
+        self.events = self.events[:n] + list(announce)
+        for b, (v_in, x_in, x_before, n_steps) in zip(self._balls, balls):
+            b.velocity_in, b.x_in, b.x_before = v_in, x_in, x_before
+            del b.contact_steps[n_steps:]
 
     # -- GUI ------------------------------------------------------------------------------
     def launch_now(self, launch: Launch, sim=None) -> int:
@@ -263,8 +337,8 @@ class BallScenario:
         ref_now, _ = aim_point(sim.model, sim.reference, launch.target_link, t, offset, kin)
         ref_then, ref_vel = aim_point(sim.model, sim.reference, launch.target_link, t + flight, offset, kin)
         live = replace(launch, impact_time=t + flight, flight_time=flight)
-        plan = solve_launch(live, here + ref_then - ref_now, ref_vel, heading(sim.reference, t + flight), t, dt,
-                            self.release_height)
+        plan = solve_launch(live, here + ref_then - ref_now, ref_vel, heading(sim.reference, t + flight), t,
+                            dt / sim.opt.substeps, self.release_height)
         b = _Ball(plan)
         self._balls.append(b)
         self._spawn(b)
@@ -325,20 +399,46 @@ class BallScenario:
                        None if body is None else state.com[body], None if body is None else state.linear[body],
                        self.hold_radius, self.hold_speed)
 
+    def _leg_links(self) -> set[str]:
+        """Links below a hip joint (a ball they strike is kicked)."""
+        kin = self._kin
+        out = set()
+        for link in kin.links:
+            node = link
+            while node in kin.joint_by_child:
+                j = kin.joint_by_child[node]
+                if "hip" in j.name:
+                    out.add(link)
+                    break
+                node = j.parent
+        return out
+
+    def _exit_index(self, b: _Ball) -> int | None:
+        """Record index of the ball's state one step after its first exchange with the character.
+
+        The exchange is the first run of contact steps without a gap of ``exchange_gap`` s: a ball
+        that rolls along the forearms into the hands is still in it; one that falls onto a shin
+        half a second later is not. ``None`` without contact; the last record if still touching.
+        """
+        if not b.contact_steps or not b.pos:
+            return None
+        dt = self._sim.opt.dt if self._sim is not None else 1.0 / 60.0
+        gap = max(int(np.ceil(self.exchange_gap / dt - 1e-9)), 1)
+        last = b.contact_steps[0]
+        for s in b.contact_steps[1:]:
+            if s - last > gap:
+                break
+            last = s
+        return min(last + 1 - b.first_step, len(b.pos) - 1)
+
     def _outcome(self, k: int, b: _Ball) -> BallOutcome:
         evs = [e for e in self.events if e["ball"] == k]
         first = evs[0] if evs else None
         target = [e for e in evs if e["link"] == b.plan.link]
         links = tuple(dict.fromkeys(e["link"] for e in evs))
         n = len(b.pos)
-        exit_v = None
-        if n:
-            if b.contact_steps:
-                i = min(b.contact_steps[-1] + 1 - b.first_step, n - 1)
-            else:
-                i = None
-            if i is not None:
-                exit_v = np.asarray(b.vel[i])
+        i = self._exit_index(b)
+        exit_v = None if i is None else np.asarray(b.vel[i])
         held_time = trailing_run(b.held) * (self._sim.opt.dt if self._sim is not None else 0.0)
         caught = bool(evs) and held_time >= self.hold_time - 1e-9
         # the first ground touch after the ball was in the air following its first character
@@ -346,12 +446,25 @@ class BallScenario:
         ground_time = None
         start = (b.contact_steps[0] - b.first_step) if b.contact_steps else 0
         airborne = False
-        for i in range(start, n):
-            airborne = airborne or not b.ground[i]
-            if airborne and b.ground[i]:
-                ground_time = self.times[b.first_step + i]
+        for j in range(start, n):
+            airborne = airborne or not b.ground[j]
+            if airborne and b.ground[j]:
+                ground_time = self.times[b.first_step + j]
                 break
         speed = None if exit_v is None else float(np.linalg.norm(exit_v))
+        radius = b.plan.preset.radius
+        on_ground = bool(n) and (bool(b.ground[-1]) or float(b.pos[-1][2]) <= radius + GROUND_TOLERANCE)
+        was_held = any(b.held[start:]) if n else False
+        if not evs:
+            fate = "rolling" if on_ground else "flying"
+        elif caught:
+            fate = "caught"
+        elif ground_time is not None and (was_held or (speed is not None and speed < self.drop_speed)):
+            fate = "dropped"
+        elif first["link"] in self._leg_links():
+            fate = "kicked"
+        else:
+            fate = "deflected"
         return BallOutcome(
             ball=k, name=b.plan.preset.name, target_link=b.plan.link, planned_impact_time=b.plan.impact_time,
             first_contact_time=None if first is None else first["t"],
@@ -361,5 +474,5 @@ class BallScenario:
             impulse=float(sum(e["impulse"] for e in evs)),
             exit_velocity=None if exit_v is None else tuple(map(float, exit_v)), exit_speed=speed,
             exit_direction=None if not speed else tuple(map(float, exit_v / speed)),
-            caught=caught, held_time=float(held_time), dropped=(ground_time is not None and not caught),
-            ground_time=ground_time)
+            caught=caught, held_time=float(held_time), dropped=fate == "dropped",
+            ground_time=ground_time, outcome=fate, on_ground=on_ground)

@@ -4,7 +4,8 @@ A scenario is any object with::
 
     reset(sim)                # after the character is placed at the clip's start
     before_step(sim, t)       # before control at time t (launch balls here)
-    after_step(sim, t)        # after stepSimulation, t = new time (read contacts here)
+    after_substep(sim, t)     # optional: after each physics step (read contacts here)
+    after_step(sim, t)        # after the control step's physics, t = new time (record here)
     events: list[dict]        # contact events {"t", "link", "impulse", "ball", "speed"} so far
     ball_positions() -> (N, B, 3) | None   # per recorded step, for the Recording
 

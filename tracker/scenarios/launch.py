@@ -352,7 +352,7 @@ def _front_direction(P: np.ndarray, towards: np.ndarray, speed: float, r: float,
 
 
 def plan_launch(launch: Launch, reference, model, dt: float | None = None, start: float = 0.0,
-                kinematics=None, release_height: float = RELEASE_HEIGHT) -> LaunchPlan:
+                kinematics=None, release_height: float = RELEASE_HEIGHT, substeps: int = 1) -> LaunchPlan:
     """Solve ``launch`` against the reference clip.
 
     The spawn is put on the simulation's step grid ``start + k dt`` (the last grid time at or
@@ -368,6 +368,8 @@ def plan_launch(launch: Launch, reference, model, dt: float | None = None, start
         start: clip time at which the simulation starts, s.
         kinematics: ``model.kinematics()``, if already built.
         release_height: launch height when ``launch.direction`` is ``None``, m.
+        substeps: physics steps per simulation step: the flight is solved for PyBullet's step
+            ``dt / substeps`` (the spawn stays on the ``dt`` grid).
     """
     check_launch(launch)
     t_i = float(launch.impact_time)
@@ -382,4 +384,5 @@ def plan_launch(launch: Launch, reference, model, dt: float | None = None, start
     if launch.speed == 0 and dt is not None:  # meet the link in a step state (module docstring)
         t_i = start + round((t_i - start) / dt) * dt
     P, Pdot = aim_point(model, reference, launch.target_link, t_i, launch.offset, kinematics)
-    return solve_launch(launch, P, Pdot, heading(reference, t_i), spawn, dt, release_height, t_i)
+    h = None if dt is None else dt / substeps
+    return solve_launch(launch, P, Pdot, heading(reference, t_i), spawn, h, release_height, t_i)

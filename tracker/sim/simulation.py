@@ -1,14 +1,27 @@
-"""The simulation loop: one control update per physics step, recorded.
+"""The simulation loop: one control update per step, recorded.
 
 At step ``n`` (time ``t_n``) the loop reads the character's state, samples
 the reference at ``t_{n+1} = t_n + dt`` (the target every controller gets),
 asks the gain schedule for the gains at ``t_n``, computes generalized forces,
 handles the root (anchored: the root's share becomes an external wrench on the
 base; kinematic: the base is also set to the reference at every step; free: no
-root force),
-steps PyBullet and records the result. Divergence (NaN, runaway speeds,
-joint speeds pinned at PyBullet's clamp) stops the run with a report and
-keeps what was recorded.
+root force), steps PyBullet ``substeps`` times (``dt / substeps`` each, the
+same forces throughout; SPD's prediction knows it) and records the result.
+
+Contacts that start within a step. A ball found touching the character after
+a step was resolved *during* that step, with the gains chosen before it. With
+``peek`` (default) and a gain schedule, a step in which a ball may touch (the
+scenario's ``may_touch``) is first taken on trial: if it produced contact
+events, the world and the scenario go back to the step's start, the events
+are announced at their times, and the step is recomputed with the gains the
+schedule gives at the first contact (the reaction gains), so the reaction acts
+from the contact step itself.
+
+Divergence (NaN, runaway speeds, joint speeds pinned at PyBullet's clamp)
+stops the run with a report naming the joints whose torque limits were
+saturated, and keeps what was recorded. A free root whose height drops below
+``fall_height`` times the reference's has *fallen*: an outcome, not an error;
+the run goes on and ``meta["fell_at"]`` says when.
 """
 
 from __future__ import annotations
@@ -51,6 +64,10 @@ class SimOptions:
             60-90 rad/s for a step and recover.
         start: clip time at which the run starts, s.
         solver_iterations: PyBullet's constraint-solver iterations per step.
+        substeps: physics steps per control step (:class:`~tracker.sim.world.WorldSettings`).
+        peek: recompute a step in which a ball contact begins with the schedule's gains at the
+            contact (module docstring).
+        fall_height: a free root below this fraction of the reference root's height has fallen.
     """
 
     controller: str = "spd"
@@ -66,6 +83,9 @@ class SimOptions:
     #: extra keyword options for the controller's factory, as ``(name, value)`` pairs
     #: (e.g. ``(("prediction", "doubled"), ("partition", True))`` for ``analytic_pd``).
     controller_options: tuple[tuple[str, object], ...] = ()
+    substeps: int = 1
+    peek: bool = True
+    fall_height: float = 0.5
 
 
 @dataclass
@@ -97,7 +117,10 @@ class Simulation:
             raise SimulationError(f"root mode {opt.root!r} is not one of: {', '.join(ROOT_MODES)}")
         self.model = model
         self.reference = reference
-        self.world = world or World(WorldSettings(dt=opt.dt, solver_iterations=opt.solver_iterations), gui=gui)
+        self.world = world or World(WorldSettings(dt=opt.dt, substeps=opt.substeps,
+                                                  solver_iterations=opt.solver_iterations), gui=gui)
+        if world is not None:
+            world.set_substeps(opt.substeps)
         with quiet_stdio():  # PyBullet's URDF importer prints warnings we cannot act on
             self.character = Character.load(self.world.client, model)
         self.layout = lay = self.character.layout
@@ -115,6 +138,8 @@ class Simulation:
         kwargs = {"target_velocity": opt.target_velocity}
         if opt.controller in ("spd", "pd", "analytic_pd", "timed_pd"):
             kwargs["passive"] = passive
+        if opt.controller == "spd":
+            kwargs["substeps"] = opt.substeps
         if opt.controller == "native":
             kwargs["character"] = self.character
         if opt.controller == "timed_pd":
@@ -148,12 +173,16 @@ class Simulation:
         self._state = None  # the state read after the last step (None: read it anew)
         self._ref_next = None  # (t, q, v): the last t_{n+1} sample, which is the next step's t_n target
         self.t = self.opt.start
+        self.fell_at: float | None = None
+        self.n_peeks = 0  # steps recomputed because a contact began in them
+        self._saturated = np.zeros(self.layout.nv, dtype=int)  # steps at the torque limit, per DOF
+        self._steps = 0
         if self.scenario is not None:
             self.scenario.reset(self)
 
     # -- stepping -------------------------------------------------------------
     def step(self) -> dict:
-        """Advance one physics step; returns the row to record."""
+        """Advance one control step (``substeps`` physics steps); returns the row to record."""
         opt, c, dt = self.opt, self.character, self.opt.dt
         # The state read after the previous step is still the character's state (only reset()
         # moves it between steps), so it is not read twice.
@@ -162,8 +191,9 @@ class Simulation:
         q_next, v_next = self.reference.sample(self.t + dt)
         self._ref_next = (self.t + dt, q_next, v_next)
         self.gains = self.gains_fn(self.t, self.base_gains) if self.gains_fn else self.base_gains
-        if self.scenario is not None:
-            self.scenario.before_step(self, self.t)
+        scenario = self.scenario
+        if scenario is not None:
+            scenario.before_step(self, self.t)
         if opt.root == "kinematic" or self._native:
             q, v = q.copy(), v.copy()
             q[0:7], v[0:6] = q_now[0:7], v_now[0:6]
@@ -172,20 +202,18 @@ class Simulation:
         key_target = getattr(self.reference, "target", None)
         target = (key_target(self.t + dt) if key_target is not None
                   else Target(q_next, v_next, q_now, v_now, t=self.t + dt))
-        tau = self.controller.torques(State(q, v), target, self.gains, dt)
-        if not self._native:
-            if opt.root == "free":
-                tau[0:6] = 0.0
-            # Joint torques, and the base entries as a world wrench. A kinematic root is re-set to
-            # the reference every step and also gets the wrench, so that within the step the
-            # joints push against a held base, as the SPD solve assumed.
-            c.apply_torques(tau)
-        self.world.step()
+        state = State(q, v)
+        tau = self.controller.torques(state, target, self.gains, dt)
+        if self._should_peek():
+            tau = self._peek(state, target, tau)
+        else:
+            self._physics(tau)
         self.t += dt
-        if self.scenario is not None:
-            self.scenario.after_step(self, self.t)
+        if scenario is not None:
+            scenario.after_step(self, self.t)
         q1, v1 = c.get_state()
         self._state = (q1, v1)
+        self._count(tau, q1, q_next)
         return {"t": self.t, "q": q1, "v": v1, "q_ref": q_next, "v_ref": v_next, "tau": tau, "kp": self.gains.kp}
 
     def _reference_now(self) -> tuple[np.ndarray, np.ndarray]:
@@ -194,6 +222,81 @@ class Simulation:
         if cached is not None and cached[0] == self.t:
             return cached[1], cached[2]
         return self.reference.sample(self.t)
+
+    def _physics(self, tau: np.ndarray) -> None:
+        """Apply ``tau`` and take the control step's physics steps (the scenario sees each one)."""
+        c, n = self.character, self.opt.substeps
+        if not self._native and self.opt.root == "free":
+            tau[0:6] = 0.0
+        h = self.opt.dt / n
+        substep = getattr(self.scenario, "after_substep", None)
+        for k in range(n):
+            if not self._native:
+                # Joint torques, and the base entries as a world wrench (PyBullet clears both after
+                # every step). A kinematic root is re-set to the reference every control step and
+                # also gets the wrench, so that the joints push against a held base, as SPD assumed.
+                c.apply_torques(tau)
+            self.world.step()
+            if substep is not None:
+                substep(self, self.t + (k + 1) * h)
+
+    def _should_peek(self) -> bool:
+        if not (self.opt.peek and self.gains_fn is not None and self.scenario is not None):
+            return False
+        may_touch = getattr(self.scenario, "may_touch", None)
+        return bool(may_touch is not None and may_touch(self))
+
+    def _peek(self, state: State, target: Target, tau: np.ndarray) -> np.ndarray:
+        """Take the step on trial; if a contact began in it, redo it with the gains at the contact."""
+        scenario, world = self.scenario, self.world
+        saved, mark = world.save(), scenario.mark()
+        try:
+            self._physics(tau.copy())
+            new = scenario.events_since(mark)
+            if not new:
+                return tau
+            t_c = min(float(e["t"]) for e in new)
+            world.restore(saved)
+            scenario.rewind(mark, announce=new)  # the events are known from the step's start
+            gains = self.gains_fn(max(t_c, self.t), self.base_gains)
+            if np.array_equal(gains.kp, self.gains.kp) and np.array_equal(gains.kd, self.gains.kd):
+                scenario.rewind(mark)
+                self._physics(tau)  # same gains: the same step again (deterministic)
+                return tau
+            self.gains = gains
+            self.n_peeks += 1
+            scenario.rewind(mark)  # the redone step reports its own contacts
+            tau = self.controller.torques(state, target, gains, self.opt.dt)
+            self._physics(tau)
+            return tau
+        finally:
+            world.forget(saved)
+
+    def _count(self, tau: np.ndarray, q: np.ndarray, q_ref: np.ndarray) -> None:
+        """Torque-limit saturation per DOF, and a free root's fall."""
+        self._steps += 1
+        lim = self.gains.tau_max
+        self._saturated += np.abs(tau) >= lim * (1 - 1e-9)
+        if (self.fell_at is None and self.opt.root == "free" and self.layout.has_base
+                and q[2] < self.opt.fall_height * q_ref[2]):
+            self.fell_at = self.t
+
+    def saturation(self) -> dict[str, float]:
+        """Share of the steps so far in which each joint had a DOF at its torque limit (joints that had any)."""
+        out = {}
+        for s in self.layout.joints:
+            n = int(self._saturated[s.v].max()) if self._steps else 0
+            if n:
+                out[s.name] = n / self._steps
+        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+    def _saturation_note(self) -> str:
+        sat = self.saturation()
+        if not sat:
+            return ""
+        top = ", ".join(f"{name} {share:.0%}" for name, share in list(sat.items())[:4])
+        return (f"; torque limits saturated (share of steps): {top} — try lower gains, a smaller dt or "
+                "controller.gains.torque_limits=false")
 
     def _diverged(self, row: dict) -> str:
         q, v = row["q"], row["v"]
@@ -237,12 +340,12 @@ class Simulation:
                 try:
                     row = self.step()
                 except SimulationError as exc:
-                    status, message = "diverged", f"t = {self.t:.3f} s: {exc}"
+                    status, message = "diverged", f"t = {self.t:.3f} s: {exc}{self._saturation_note()}"
                     break
                 rows.append(row)
                 reason = self._diverged(row)
                 if reason:
-                    status, message = "diverged", f"t = {row['t']:.3f} s: {reason}"
+                    status, message = "diverged", f"t = {row['t']:.3f} s: {reason}{self._saturation_note()}"
                     break
                 if on_step is not None:
                     on_step(row)
@@ -272,6 +375,8 @@ class Simulation:
             meta={"model": self.model.name, "controller": self.opt.controller, "root": self.opt.root,
                   "dt": self.opt.dt, "target_velocity": self.opt.target_velocity,
                   "gain_scale": self.opt.gain_scale, "clip": self.reference.source, "wall_s": wall,
+                  "substeps": self.opt.substeps, "fell_at": self.fell_at, "peeks": self.n_peeks,
+                  "saturation_by_joint": self.saturation(),
                   **(self.controller.report() if hasattr(self.controller, "report") else {})},
             status=status, message=message,
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tracker.sim.quiet import quiet_stdio  # imports pybullet silently first
 
@@ -19,22 +19,31 @@ class WorldSettings:
     """Physics settings.
 
     Attributes:
-        dt: physics time step, s (one control update per step).
+        dt: control time step, s (one control update per ``dt``).
+        substeps: physics steps per control step (PyBullet steps ``dt / substeps`` at a time). A
+            foot at 10 m/s moves a ball's diameter in 1/60 s, so how a kick resolves depends on
+            the physics step; substeps make contacts converge while the servo runs at ``dt``.
         solver_iterations: constraint-solver iterations per step.
         ground_friction: lateral friction of the ground plane.
         ground_restitution: restitution of the ground plane. PyBullet multiplies the
             restitutions of two bodies in contact; with 1 a ball's restitution is its
             coefficient against the ground, and the character's links (restitution 0) never bounce.
-        restitution_threshold: impacts slower than this (m/s) do not bounce; ``None``: ``10·|g|·dt``.
-            PyBullet's discrete contacts add up to about ``2|g|dt`` to every bounce, so with a
+        restitution_threshold: impacts slower than this (m/s) do not bounce; ``None``: ``10·|g|·h``
+            (``h`` the physics step). PyBullet's discrete contacts add up to about ``2|g|h`` to every bounce, so with a
             lower threshold a ball never comes to rest (or hops from rest at ``dt = 1/30``).
     """
 
     dt: float = 1.0 / 60.0
+    substeps: int = 1
     solver_iterations: int = 50
     ground_friction: float = 0.9
     ground_restitution: float = 1.0
     restitution_threshold: float | None = None
+
+
+def _check_substeps(n) -> None:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise SimulationError(f"substeps must be a whole number >= 1, got {n!r}")
 
 
 class World:
@@ -49,6 +58,7 @@ class World:
         self.settings = settings or WorldSettings()
         if not self.settings.dt > 0:
             raise SimulationError(f"time step must be positive, got {self.settings.dt}")
+        _check_substeps(self.settings.substeps)
         with quiet_stdio():
             self.client = p.connect(p.GUI if gui else p.DIRECT, options=options)
         if self.client < 0:
@@ -57,30 +67,63 @@ class World:
         p.resetSimulation(physicsClientId=c)
         p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=c)
         p.setGravity(*GRAVITY, physicsClientId=c)
-        p.setPhysicsEngineParameter(
-            fixedTimeStep=self.settings.dt,
-            numSolverIterations=self.settings.solver_iterations,
-            numSubSteps=0,
-            deterministicOverlappingPairs=1,
-            restitutionVelocityThreshold=(10.0 * abs(GRAVITY[2]) * self.settings.dt
-                                          if self.settings.restitution_threshold is None
-                                          else self.settings.restitution_threshold),
-            physicsClientId=c,
-        )
+        self._configure()
         self.ground = p.loadURDF("plane_implicit.urdf", useFixedBase=True, physicsClientId=c)
         p.changeDynamics(self.ground, -1, lateralFriction=self.settings.ground_friction,
                          restitution=self.settings.ground_restitution, physicsClientId=c)
 
+    def _configure(self) -> None:
+        st, h = self.settings, self.physics_dt
+        p.setPhysicsEngineParameter(
+            fixedTimeStep=h,
+            numSolverIterations=st.solver_iterations,
+            numSubSteps=0,
+            deterministicOverlappingPairs=1,
+            restitutionVelocityThreshold=(10.0 * abs(GRAVITY[2]) * h if st.restitution_threshold is None
+                                          else st.restitution_threshold),
+            physicsClientId=self.client,
+        )
+
     @property
     def dt(self) -> float:
+        """The control step, s."""
         return self.settings.dt
 
     def set_gravity(self, gravity: tuple[float, float, float]) -> None:
         """Change the world's gravity, m/s² (the dynamics routines read it back each call)."""
         p.setGravity(*map(float, gravity), physicsClientId=self.client)
 
+    @property
+    def substeps(self) -> int:
+        return self.settings.substeps
+
+    @property
+    def physics_dt(self) -> float:
+        """PyBullet's step ``dt / substeps``, s."""
+        return self.settings.dt / self.settings.substeps
+
+    def set_substeps(self, substeps: int) -> None:
+        """Change the number of physics steps per control step (e.g. on a window opened elsewhere)."""
+        _check_substeps(substeps)
+        if substeps != self.settings.substeps:
+            self.settings = replace(self.settings, substeps=substeps)
+            self._configure()
+
     def step(self) -> None:
+        """One physics step of ``physics_dt``."""
         p.stepSimulation(physicsClientId=self.client)
+
+    def save(self) -> int:
+        """Save the whole physics state in memory; returns its id (:meth:`restore`, :meth:`forget`)."""
+        return p.saveState(physicsClientId=self.client)
+
+    def restore(self, state_id: int) -> None:
+        """Go back to a saved state (bodies must be the same as when it was saved)."""
+        p.restoreState(state_id, physicsClientId=self.client)
+
+    def forget(self, state_id: int) -> None:
+        """Free a saved state."""
+        p.removeState(state_id, physicsClientId=self.client)
 
     def close(self) -> None:
         if self.client is not None and p.isConnected(self.client):

@@ -1,0 +1,61 @@
+"""Argument types shared by the commands: each checks its value at parse time (one-line error, exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from fractions import Fraction
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        value = float(Fraction(text.strip()))
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"{what} {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{what} must be finite, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (``1/60`` style fractions allowed)."""
+    value = _number(text, "value")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number >= 0."""
+    value = _number(text, "value")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+#: The largest time step the commands accept, s (as the config's ``sim.dt``).
+MAX_DT = 0.1
+
+
+def parse_dt(text: str) -> float:
+    """A time step in seconds: ``0.0166``, ``1/60``; positive and at most 0.1 s."""
+    try:
+        value = float(Fraction(text.strip()))
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"time step {text!r} is not a number or fraction like 1/60") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"time step must be positive, got {text}")
+    if value > MAX_DT:
+        raise argparse.ArgumentTypeError(f"time step {text} s is over {MAX_DT} s; use e.g. 1/30 or 1/60")
+    return value
