@@ -15,8 +15,9 @@ Wrist neutral. A rig's hand bone need not be the anatomical hand axis (the
 CC_Base export bends it 40-50 degrees against the forearm in every frame;
 CMU's hand markers 20-30). Where the clip's wrist pose sits beyond the wrist's
 range for most frames, the hand's neutral is shifted by the least rotation that
-brings the clip's 1st-99th percentile range inside the limits, and the report
-says by how much.
+brings the clip's 0.5-99.5 percentile range inside the limits (where that range
+is wider than the joint's, the shift that keeps the most frames inside), and the
+report says by how much (``wrist_neutral_shift_deg``).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def align_hinges(rots: dict[str, Rotation], directions: dict[str, np.ndarray], g
 
 
 def neutral_shift(local: Rotation, lower: np.ndarray, upper: np.ndarray, iterations: int = 3) -> Rotation:
-    """The least constant rotation ``S`` such that ``local · S⁻¹`` keeps its 1-99 % range inside the limits.
+    """The least constant rotation ``S`` such that ``local · S⁻¹`` keeps its 0.5-99.5 % range inside the limits.
 
     Args:
         local: the joint's local rotations over frames.
@@ -80,10 +81,13 @@ def neutral_shift(local: Rotation, lower: np.ndarray, upper: np.ndarray, iterati
     shift = Rotation.identity()
     for _ in range(iterations):
         rv = (local * shift.inv()).as_rotvec()
-        p_lo, p_hi = np.percentile(rv, 1, axis=0), np.percentile(rv, 99, axis=0)
+        p_lo, p_hi = np.percentile(rv, 0.5, axis=0), np.percentile(rv, 99.5, axis=0)
         wide = (p_hi - p_lo) > (upper - lower)
-        s = np.where(wide, 0.5 * (p_lo + p_hi) - 0.5 * (lower + upper),
-                     np.maximum(p_hi - upper, 0.0) + np.minimum(p_lo - lower, 0.0))
+        s = np.maximum(p_hi - upper, 0.0) + np.minimum(p_lo - lower, 0.0)
+        for k in np.flatnonzero(wide):  # wider than the range: the window that holds the most frames
+            v = np.sort(rv[:, k])
+            inside = np.searchsorted(v, v + (upper[k] - lower[k]), side="right") - np.arange(len(v))
+            s[k] = v[int(np.argmax(inside))] - lower[k]
         if np.abs(s).max() < 1e-6:
             break
         shift = Rotation.from_rotvec(s) * shift

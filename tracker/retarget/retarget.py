@@ -194,6 +194,9 @@ def _cue(link: str, src: SourcePoints, jmap: JointMap, geo: CharacterGeometry):
         c = geo.zero[left] - geo.zero[right]
         return s, c, np.ones(f)
 
+    if link in HANDS and jmap.links[link].across:  # the palm's width: little finger -> index, +X at zero
+        a, b = jmap.links[link].across
+        return src(b) - src(a), np.array([1.0, 0.0, 0.0]), np.ones(f)
     hips = lateral("left_thigh", "right_thigh")
     shoulders = lateral("left_upper_arm", "right_upper_arm")
     for side, chains, fallback in (("left", LEG, hips), ("right", LEG, hips), ("left", ARM, shoulders), ("right", ARM, shoulders)):
