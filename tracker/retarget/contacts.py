@@ -54,6 +54,8 @@ class FootContacts:
         flat: ``(F, 2)`` bool, heel and toe both on the ground.
         heel: ``(F, 2)`` bool, heel on the ground.
         toe: ``(F, 2)`` bool, toe on the ground.
+        clearance: ``(F, 2)`` height of the source foot's lower point (heel or toe) above its
+            floor, scaled to the character, m (>= 0).
         source_speed: ``(F, 2)`` horizontal speed of the source's contact point (the heel, or the
             toe when only the toe is down), scaled to the character, m/s (central differences).
     """
@@ -63,6 +65,7 @@ class FootContacts:
     heel: np.ndarray
     toe: np.ndarray
     source_speed: np.ndarray
+    clearance: np.ndarray | None = None
 
 
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
@@ -111,8 +114,10 @@ def detect_contacts(heel: np.ndarray, toe: np.ndarray, fps: float, params: Conta
     sigma = p.smooth_s * fps
     labels = {}
     speeds = {}
+    heights = {}
     for name, pts in (("heel", heel), ("toe", toe)):
         floor = min(float(np.percentile(pts[:, k, 2], 5)) for k in range(2))
+        heights[name] = np.clip(pts[..., 2] - floor, 0.0, None)
         raw = np.gradient(pts, axis=0) * fps if f > 1 else np.zeros_like(pts)
         # labels from lightly smoothed speeds (marker jitter); the reported sliding from raw ones,
         # measured as the character's is
@@ -129,4 +134,4 @@ def detect_contacts(heel: np.ndarray, toe: np.ndarray, fps: float, params: Conta
     flat = heel_c & toe_c
     # The point that touches: the toe when only the toe is down, else the heel.
     src_speed = np.where(toe_c & ~heel_c, speeds["toe"], speeds["heel"])
-    return FootContacts(contact, flat, heel_c, toe_c, src_speed)
+    return FootContacts(contact, flat, heel_c, toe_c, src_speed, np.minimum(heights["heel"], heights["toe"]))

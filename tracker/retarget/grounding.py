@@ -36,6 +36,8 @@ BLEND_S = 0.1
 ENVELOPE_S = 0.2
 #: Smoothing (s) of the planted feet's horizontal path.
 PLANT_SMOOTH_S = 0.04
+#: The most clearance (m) a swing foot is lifted to keep, as the source's foot had.
+MAX_CLEARANCE = 0.03
 #: Solves after the first that correct the sole height for the ankle's and hip's limits.
 REFINE = 3
 LEG_CHAIN = {"left_foot": ("left_thigh", "left_shin", "left_foot"),
@@ -171,8 +173,9 @@ def ground(kin: Kinematics, q: np.ndarray, contacts: FootContacts, ankle_rel: np
         base = np.array(source_ankles[:, k]) if follow_source else pos[foot]
         planted = np.column_stack([planted_xy[:, k], -drop[foot]])
         target = base + w * (planted - base)
-        # outside contacts a foot must not go below the floor either
-        target[:, 2] = np.maximum(target[:, 2], -drop[foot])
+        # outside contacts a foot keeps the source's clearance (a swing toe must not scrape the floor)
+        clear = 0.0 if contacts.clearance is None else np.minimum(contacts.clearance[:, k], MAX_CLEARANCE)
+        target[:, 2] = np.maximum(target[:, 2], -drop[foot] + (1.0 - w[:, 0]) * clear)
         frames = (w[:, 0] > 0) | follow_source | (pos[foot][:, 2] + drop[foot] < -1e-9)
         frames |= np.abs(target - pos[foot]).max(axis=1) > 1e-9
         _solve_leg(kin, q, foot, target, foot_rot[foot], frames, limits)
@@ -181,9 +184,10 @@ def ground(kin: Kinematics, q: np.ndarray, contacts: FootContacts, ankle_rel: np
         for _ in range(REFINE):
             p2, r2 = kin.forward(q)
             sole = p2[foot][:, 2] + _drop_below(r2[foot], pts[foot])
-            redo = ((w[:, 0] >= 1.0) & (np.abs(sole) > 1e-4)) | (sole < -1e-4)
+            want = (1.0 - w[:, 0]) * clear
+            redo = ((w[:, 0] >= 1.0) & (np.abs(sole) > 1e-4)) | (sole < want - 1e-4)
             if not redo.any():
                 break
-            target[redo, 2] = p2[foot][redo, 2] - sole[redo]
+            target[redo, 2] = p2[foot][redo, 2] - sole[redo] + np.broadcast_to(want, sole.shape)[redo]
             _solve_leg(kin, q, foot, target, foot_rot[foot], redo, limits)
     return q
