@@ -36,8 +36,9 @@ BLEND_S = 0.1
 ENVELOPE_S = 0.2
 #: Smoothing (s) of the planted feet's horizontal path.
 PLANT_SMOOTH_S = 0.04
-#: The most clearance (m) a swing foot is lifted to keep, as the source's foot had.
-MAX_CLEARANCE = 0.03
+#: A swing foot keeps the source foot's clearance above the floor up to this height (m), so a sweeping
+#: kick or a low swing toe does not scrape the floor where the source did not.
+MAX_CLEARANCE = 0.10
 #: Solves after the first that correct the sole height for the ankle's and hip's limits.
 REFINE = 3
 LEG_CHAIN = {"left_foot": ("left_thigh", "left_shin", "left_foot"),
