@@ -37,9 +37,9 @@ class ContactParams:
     """Thresholds of the contact labels, in the character's metres and seconds."""
 
     height_on: float = 0.035
-    height_off: float = 0.06
+    height_off: float = 0.045
     speed_on: float = 0.35
-    speed_off: float = 0.6
+    speed_off: float = 0.5
     min_duration: float = 0.05
     max_gap: float = 0.05
     smooth_s: float = 0.01

@@ -5,7 +5,8 @@ Given the retargeted ``q`` and the source's foot contacts
 
 1. In frames where a foot is flat on the ground in the source (heel and toe
    down), its sole is turned level (its yaw kept); the change is blended in
-   and out over :data:`BLEND_S` so the foot does not snap.
+   over the first and out over the last :data:`BLEND_S` / 2 of the flat run,
+   so the foot neither snaps nor fights the source's heel strike or heel-off.
 2. The root is lowered (or raised) so that the higher of the stance feet
    touches: the needed offset is known in contact frames, interpolated between
    them, and smoothed under its lower envelope so that it stays smooth without
@@ -27,13 +28,13 @@ from scipy.ndimage import distance_transform_edt, gaussian_filter1d, minimum_fil
 from scipy.spatial.transform import Rotation
 
 from tracker.character.kinematics import Kinematics
-from tracker.retarget.contacts import FOOT_LINKS, FootContacts
+from tracker.retarget.contacts import FOOT_LINKS, FootContacts, _runs
 from tracker.retarget.ik import two_bone_ik
 
 #: Seconds over which the contact constraints are blended in and out.
 BLEND_S = 0.1
 #: Width (s) of the lower envelope of the root offset, and its smoothing (s).
-ENVELOPE_S = 0.2
+ENVELOPE_S = 0.1
 #: Smoothing (s) of the planted feet's horizontal path.
 PLANT_SMOOTH_S = 0.04
 #: A swing foot keeps the source foot's clearance above the floor up to this height (m), so a sweeping
@@ -53,6 +54,15 @@ def ramp(mask: np.ndarray, frames: float) -> np.ndarray:
         return np.ones(len(mask))
     dist = distance_transform_edt(~mask)
     return np.clip(1.0 - dist / max(frames, 1.0), 0.0, 1.0)
+
+
+def ramp_inside(mask: np.ndarray, frames: float) -> np.ndarray:
+    """0 outside ``mask`` and at its edges, rising linearly to 1 over ``frames`` frames inside it ``(F,)``."""
+    if not mask.any():
+        return np.zeros(len(mask))
+    if mask.all():
+        return np.ones(len(mask))
+    return np.clip(distance_transform_edt(mask) / max(frames, 1.0), 0.0, 1.0)
 
 
 def _sole_points(kin: Kinematics, link: str) -> np.ndarray:
@@ -150,7 +160,8 @@ def ground(kin: Kinematics, q: np.ndarray, contacts: FootContacts, ankle_rel: np
     blend = BLEND_S * fps
     pos, rot = kin.forward(q)
     pts = {foot: _sole_points(kin, foot) for foot in FOOT_LINKS}
-    foot_rot = {foot: level(rot[foot], ramp(contacts.flat[:, k], blend)) for k, foot in enumerate(FOOT_LINKS)}
+    # levelled inside flat runs only: at a heel strike or a heel-off the foot takes the source's pitch
+    foot_rot = {foot: level(rot[foot], ramp_inside(contacts.flat[:, k], blend / 2)) for k, foot in enumerate(FOOT_LINKS)}
     drop = {foot: _drop_below(foot_rot[foot], pts[foot]) for foot in FOOT_LINKS}
     if not any_contact.any():
         low = min(float((pos[foot][:, 2] + drop[foot]).min()) for foot in FOOT_LINKS)
@@ -167,8 +178,13 @@ def ground(kin: Kinematics, q: np.ndarray, contacts: FootContacts, ankle_rel: np
     q[:, 2] += _root_offset(need, any_contact, fps)
     pos, rot = kin.forward(q)
     source_ankles = 0.5 * (pos["left_thigh"] + pos["right_thigh"])[:, None] + ankle_rel
-    # a planted foot follows the source's foot without its marker jitter
-    planted_xy = gaussian_filter1d(source_ankles[..., :2], PLANT_SMOOTH_S * fps, axis=0, mode="nearest")
+    # a planted foot follows the source's foot without its marker jitter, smoothed within each
+    # contact run only (smoothing across a lift-off would drag the planted foot after the moving one)
+    planted_xy = np.array(source_ankles[..., :2])
+    for k in range(2):
+        for a, b in _runs(contact[:, k]):
+            if b - a > 2:
+                planted_xy[a:b, k] = gaussian_filter1d(planted_xy[a:b, k], PLANT_SMOOTH_S * fps, axis=0, mode="nearest")
     for k, foot in enumerate(FOOT_LINKS):
         w = ramp(contact[:, k], blend)[:, None]
         base = np.array(source_ankles[:, k]) if follow_source else pos[foot]
