@@ -37,9 +37,11 @@ BLEND_S = 0.1
 ENVELOPE_S = 0.1
 #: Smoothing (s) of the planted feet's horizontal path.
 PLANT_SMOOTH_S = 0.04
-#: A swing foot keeps the source foot's clearance above the floor up to this height (m), so a sweeping
-#: kick or a low swing toe does not scrape the floor where the source did not.
-MAX_CLEARANCE = 0.10
+#: A swing foot keeps the source foot's clearance above the floor up to this height (m), so a low
+#: swing toe or a kick's sweep does not scrape the floor where the source did not. Capped because
+#: the source's clearance is that of its ankle and toe joints, not of a sole: a pointed foot's tip
+#: is lower than its toe joint, and lifting it by the joints' clearance would move the kick.
+MAX_CLEARANCE = 0.04
 #: Solves after the first that correct the sole height for the ankle's and hip's limits.
 REFINE = 3
 LEG_CHAIN = {"left_foot": ("left_thigh", "left_shin", "left_foot"),
