@@ -15,7 +15,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Retarget a BVH clip onto a character, write the reference (.npz) and print the quality report.",
     )
     p.add_argument("file", help="BVH file")
-    p.add_argument("--model", default="humanoid", help="character model name or model YAML (default: humanoid)")
+    p.add_argument("--model", default="humanoid",
+                   help="character model name or model YAML (default: humanoid); 'fit': a humanoid with the "
+                        "clip skeleton's segment lengths (tracker model fit, cached)")
     p.add_argument("--map", dest="joint_map", default=None,
                    help="joint map: a built-in name (cmu_mb, cmu_daz, cc_base, bandai, mixamo, lafan1) or a YAML file; "
                         "default: detected from the joint names")
@@ -34,10 +36,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tracker.character.fit import resolve_model
     from tracker.retarget import load_clip_reference
 
     ref, motion, kin = load_clip_reference(
-        args.file, model=args.model, joint_map=args.joint_map, ik_feet=args.ik, ik_hands=args.ik_hands,
+        args.file, model=resolve_model(args.model, args.file), joint_map=args.joint_map, ik_feet=args.ik, ik_hands=args.ik_hands,
         fps=args.fps, drop_tpose=not args.keep_first_frame, unit=args.unit, return_parts=True,
         repair_glitches=not args.no_repair,
     )

@@ -49,8 +49,11 @@ def run(args: argparse.Namespace) -> int:
     from tracker.retarget import load_clip_reference
     from tracker.sim.simulation import SimOptions, Simulation
 
-    model = load_model(args.model)
-    ref = load_clip_reference(args.clip, model=args.model)
+    from tracker.character.fit import resolve_model
+
+    spec = resolve_model(args.model, args.clip)  # 'fit': the humanoid fitted to the clip (cached)
+    model = load_model(spec)
+    ref = load_clip_reference(args.clip, model=spec)
     opt = SimOptions(controller=args.controller, dt=args.dt, root=args.root,
                      target_velocity=args.target_velocity, gain_scale=args.gain_scale, start=args.start)
     sim = Simulation(model, ref, opt)

@@ -218,8 +218,14 @@ def select_joint_map(skeleton: Skeleton, spec: str | Path | None = None, source:
     fits = [maps[name] for score, name in scored if score >= 0]
     if not fits:
         shown = ", ".join(skeleton.names[:6]) + (" ..." if len(skeleton.names) > 6 else "")
+        names = {m.name: {m.canonical(n) for n in skeleton.names} for m in maps.values()}
+        near = max(maps.values(), key=lambda m: sum(d in names[m.name] for d in m.detect) - len(m._missing(names[m.name])))
+        missing = sorted(near._missing(names[near.name]))
+        hint = ""
+        if sum(d in names[near.name] for d in near.detect) >= len(near.detect) // 2 and missing:
+            hint = f"; closest is {near.name}, which lacks {', '.join(missing[:6])} (a missing limb?)"
         raise RetargetError(
-            f"{source}: skeleton ({shown}) matches no joint map (known: {', '.join(maps)}); "
+            f"{source}: skeleton ({shown}) matches no joint map (known: {', '.join(maps)}){hint}; "
             "write one (see tracker/retarget/joint_maps/cmu_mb.yaml) and pass --map FILE"
         )
     return fits[0]
