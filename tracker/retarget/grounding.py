@@ -24,7 +24,7 @@ Given the retargeted ``q`` and the source's foot contacts
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import distance_transform_edt, gaussian_filter1d, minimum_filter1d
+from scipy.ndimage import distance_transform_edt, gaussian_filter1d, maximum_filter1d, minimum_filter1d
 from scipy.spatial.transform import Rotation
 
 from tracker.character.kinematics import Kinematics
@@ -42,6 +42,8 @@ PLANT_SMOOTH_S = 0.04
 #: the source's clearance is that of its ankle and toe joints, not of a sole: a pointed foot's tip
 #: is lower than its toe joint, and lifting it by the joints' clearance would move the kick.
 MAX_CLEARANCE = 0.04
+#: Width (s) over which a swing foot's lift is smoothed.
+LIFT_SMOOTH_S = 0.1
 #: Solves after the first that correct the sole height for the ankle's and hip's limits.
 REFINE = 3
 LEG_CHAIN = {"left_foot": ("left_thigh", "left_shin", "left_foot"),
@@ -194,7 +196,14 @@ def ground(kin: Kinematics, q: np.ndarray, contacts: FootContacts, ankle_rel: np
         target = base + w * (planted - base)
         # outside contacts a foot keeps the source's clearance (a swing toe must not scrape the floor)
         clear = 0.0 if contacts.clearance is None else np.minimum(contacts.clearance[:, k], MAX_CLEARANCE)
-        target[:, 2] = np.maximum(target[:, 2], -drop[foot] + (1.0 - w[:, 0]) * clear)
+        # lifted smoothly: a lift that switches on and off with the constraint would put kinks in
+        # the leg's joint paths, and a fast foot's kinks are accelerations no servo should chase
+        lift = np.maximum(-drop[foot] + (1.0 - w[:, 0]) * clear - target[:, 2], 0.0)
+        if lift.any() and f > 3:
+            width = max(3, int(round(LIFT_SMOOTH_S * fps)) | 1)
+            lift = np.maximum(gaussian_filter1d(maximum_filter1d(lift, width, mode="nearest"), width / 4.0,
+                                                mode="nearest"), lift)
+        target[:, 2] += lift
         frames = (w[:, 0] > 0) | follow_source | (pos[foot][:, 2] + drop[foot] < -1e-9)
         frames |= np.abs(target - pos[foot]).max(axis=1) > 1e-9
         _solve_leg(kin, q, foot, target, foot_rot[foot], frames, limits)
