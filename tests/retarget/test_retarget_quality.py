@@ -111,3 +111,12 @@ def test_joint_limits_hold_and_are_counted(clip_name):
     counts = ref.quality["clamped_by_joint"]
     assert ref.quality["clamped_frames"] <= ref.n_frames
     assert all(0 < c <= ref.n_frames for c in counts.values())
+
+
+def test_the_report_names_the_segment_ratios_that_put_cmu_subject_10s_hands_off():
+    q = retarget_parts("cmu_10_01_soccer_kick")[0].quality
+    r = q["segment_ratios"]
+    assert set(r) == {"upper_arm", "forearm", "thigh", "shank", "trunk", "shoulder_width"}
+    assert abs(r["thigh"] + r["shank"] - 2.0) < 0.05  # scaled by leg length
+    assert r["trunk"] < 0.9 and r["forearm"] < 0.8  # a short trunk and forearms: hands and neck 11-16 cm off
+    assert q["ee_error"]["head"] > 0.08 and q["ee_error"]["right_hand"] > 0.1

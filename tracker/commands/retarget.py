@@ -63,6 +63,11 @@ def run(args: argparse.Namespace) -> int:
     print("  weakest bones          " + ", ".join(f"{k} {v['cos_min']:.3f} (frame {v['cos_min_frame']})" for k, v in worst))
     print(f"  end-effector error     mean {report['ee_error_mean_m'] * 100:.1f} cm  ("
           + ", ".join(f"{k} {v * 100:.1f}" for k, v in report["ee_error"].items()) + ")")
+    off = {k: v for k, v in report.get("segment_ratios", {}).items() if abs(v - 1) > 0.08}
+    if off:
+        print("  proportions            source / character (scaled by leg length): "
+              + ", ".join(f"{k} {v:.2f}" for k, v in off.items())
+              + (" -- these put the end effectors off; --model fit matches them" if report["ee_error_mean_m"] > 0.03 else ""))
     by_foot = report["contact_frames_by_foot"]
     print(f"  foot contacts          {report['contact_frames']} of {report['frames']} frames "
           f"(left {by_foot['left_foot']}, right {by_foot['right_foot']})")

@@ -114,6 +114,39 @@ def quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps
     return out
 
 
+def segment_ratios(src, jmap, geo, scale: float) -> dict[str, float]:
+    """Source segment lengths scaled to the character over the character's own, by segment.
+
+    Medians over frames of: ``trunk`` (hip midpoint to neck base), ``upper_arm``,
+    ``forearm``, ``thigh``, ``shank`` (left and right averaged) and ``shoulder_width``.
+    The legs are about 1 by construction (root motion is scaled by leg length); a trunk or an
+    arm far from 1 is what puts the hands and neck off the scaled source on the default humanoid.
+    """
+    L = jmap.links
+    z = geo.zero
+
+    def med(a, b) -> float:
+        return float(np.median(np.linalg.norm(a - b, axis=-1)))
+
+    def pair(start: str, end: str) -> tuple[float, float]:
+        s = np.mean([med(src(L[f"{side}_{end}"].joint), src(L[f"{side}_{start}"].joint)) for side in ("left", "right")])
+        c = np.mean([np.linalg.norm(z[f"{side}_{end}"] - z[f"{side}_{start}"]) for side in ("left", "right")])
+        return s * scale, float(c)
+
+    out = {}
+    for name, (a, b) in {"upper_arm": ("upper_arm", "forearm"), "forearm": ("forearm", "hand"),
+                         "thigh": ("thigh", "shin"), "shank": ("shin", "foot")}.items():
+        s, c = pair(a, b)
+        out[name] = s / c
+    hipmid_s = 0.5 * (src(L["left_thigh"].joint) + src(L["right_thigh"].joint))
+    neck_s = src.bone(L["chest"])[1]
+    hipmid_c = 0.5 * (z["left_thigh"] + z["right_thigh"])
+    out["trunk"] = med(neck_s, hipmid_s) * scale / float(np.linalg.norm(z["head"] - hipmid_c))
+    sw = med(src(L["left_upper_arm"].joint), src(L["right_upper_arm"].joint)) * scale
+    out["shoulder_width"] = sw / float(np.linalg.norm(z["left_upper_arm"] - z["right_upper_arm"]))
+    return {k: round(float(v), 3) for k, v in out.items()}
+
+
 def _contact_point_velocity(kin, q: np.ndarray, link: str, fps: float, tie: float = 0.002) -> np.ndarray:
     """Horizontal velocity ``(F, 2)`` m/s of the material point of ``link`` that touches the ground.
 

@@ -42,7 +42,7 @@ from tracker.retarget.grounding import ground
 from tracker.retarget.ik import two_bone_ik
 from tracker.retarget.limbs import align_hinges, neutral_shift
 from tracker.retarget.joint_map import CANONICAL_LINKS, DISTAL, JointMap, select_joint_map
-from tracker.retarget.quality import quality_report
+from tracker.retarget.quality import quality_report, segment_ratios
 from tracker.retarget.reference import Reference
 
 FEET = ("left_foot", "right_foot")
@@ -346,6 +346,7 @@ def retarget(
     report = quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps, contacts)
     report["clamped_by_joint"] = clamped_by_joint
     report["wrist_neutral_shift_deg"] = shifts
+    report["segment_ratios"] = segment_ratios(src, jmap, geo, scale)
     report["glitches"] = glitch_report(glitches, dropped, fps)
     report["glitches_repaired"] = bool(opt.repair_glitches)
     report.update({"convention": jmap.name, "joint_map": str(jmap.path), "scale": float(scale), "dropped_frames": int(dropped),
