@@ -7,7 +7,9 @@ with the generator of the default humanoid (:mod:`tracker.character.humanoid_urd
   contorted, and twist bones make some distances pose-dependent): thigh (hip to knee), shank (knee
   to ankle), upper arm (shoulder to elbow), forearm (elbow to wrist), the three
   trunk segments (hip midpoint to the abdomen joint, to the chest joint, to the
-  end of the chest bone: the neck base), neck plus head (neck base to the head
+  end of the chest bone: the neck base; the hips' offset in front of or behind
+  the pelvis bone's line, the shoulders' before or behind the chest bone's),
+  neck plus head (neck base to the head
   bone's end), the hip and shoulder spacings and how far the shoulders sit
   below the neck base; hand, foot and ankle height scale with the forearm and
   shank; box sections with stature;
@@ -40,7 +42,7 @@ from tracker.errors import ModelError
 from tracker.paths import HUMANOID_DIR
 
 #: Changes whenever the fitting rules change, so stale cached models are not reused.
-FIT_VERSION = 1
+FIT_VERSION = 3
 DEFAULT_MASS_KG = 70.0
 
 
@@ -113,12 +115,30 @@ def measure(motion, joint_map=None, mass: float = DEFAULT_MASS_KG) -> tuple[Segm
     if trunk < 1e-3:
         raise ModelError(f"{src_name}: cannot fit a humanoid: the trunk (hip midpoint to neck base) has zero "
                          f"length (joint map {jmap.name}); a limb is missing")
-    parts = [mdist(med("abdomen"), f_hipmid), mdist(med("chest"), med("abdomen")), mdist(f_neck, med("chest"))]
+    # The hips need not lie on the pelvis bone's line (CMU-MB: 5 cm in front of it): the lower
+    # trunk is the distance along the bone, the rest an offset of the hips along the pelvis's +X.
+    p_start = posed.bone(L["pelvis"])[0]
+    u = med("abdomen") - p_start
+    u /= np.linalg.norm(u, axis=1, keepdims=True).clip(min=1e-9)
+    d = med("abdomen") - f_hipmid
+    along = np.sum(d * u, axis=1)
+    across = med("left_thigh") - med("right_thigh")
+    fwd = np.cross(across, u)
+    fwd /= np.linalg.norm(fwd, axis=1, keepdims=True).clip(min=1e-9)
+    hip_x = float(np.median(np.sum(-(d - along[:, None] * u) * fwd, axis=1)))
+    parts = [float(np.median(along)), mdist(med("chest"), med("abdomen")), mdist(f_neck, med("chest"))]
     axis_f = (f_neck - f_hipmid) / np.linalg.norm(f_neck - f_hipmid, axis=1, keepdims=True).clip(min=1e-9)
     below = float(np.median(np.sum((f_neck - f_shoulders) * axis_f, axis=1)))
+    # the shoulders' offset in front of or behind the chest bone's line, along the chest's +X
+    cu = f_neck - med("chest")
+    cu /= np.linalg.norm(cu, axis=1, keepdims=True).clip(min=1e-9)
+    cf = np.cross(med("left_upper_arm") - med("right_upper_arm"), cu)
+    cf /= np.linalg.norm(cf, axis=1, keepdims=True).clip(min=1e-9)
+    shoulder_x = float(np.median(np.sum((f_shoulders - f_neck) * cf, axis=1)))
     base = DEFAULT_SEGMENTS.lengths
     de_leva_trunk = [base["lower_trunk"], base["middle_trunk"], base["upper_trunk"]]
-    if min(parts) < 0.12 * trunk:  # a joint at the hips or the neck: keep de Leva's split of the trunk
+    default_split = min(parts) < 0.12 * trunk
+    if default_split:  # a joint at the hips or the neck: keep de Leva's split of the trunk
         parts = [trunk * x / sum(de_leva_trunk) for x in de_leva_trunk]
     else:
         parts = [trunk * x / sum(parts) for x in parts]  # the straight chain has the measured length
@@ -140,7 +160,9 @@ def measure(motion, joint_map=None, mass: float = DEFAULT_MASS_KG) -> tuple[Segm
                    head=base["head"] * r_head, hand=base["hand"] * forearm / base["forearm"],
                    foot=base["foot"] * r_shank)
     seg = Segments(lengths=lengths, ankle_height=DEFAULT_SEGMENTS.ankle_height * r_shank,
-                   neck=DEFAULT_SEGMENTS.neck * r_head, hip_y=m["hip_width"] / 2, shoulder_y=m["shoulder_width"] / 2,
+                   neck=DEFAULT_SEGMENTS.neck * r_head, hip_y=m["hip_width"] / 2,
+                   hip_x=float(np.clip(hip_x, -0.1, 0.1)) if not default_split else 0.0, shoulder_y=m["shoulder_width"] / 2,
+                   shoulder_x=float(np.clip(shoulder_x, -0.1, 0.1)),
                    shoulder_below_supr=float(np.clip(below, -0.05, 0.15)), mass=float(mass))
     seg = seg.with_(breadth=seg.stature / DEFAULT_SEGMENTS.stature)
     m["stature"] = seg.stature

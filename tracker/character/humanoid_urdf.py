@@ -193,7 +193,9 @@ class Segments:
         ankle_height: floor to the ankle joint, m.
         neck: suprasternale to the head segment's lower end, m.
         hip_y: half the distance between the hip joints, m.
+        hip_x: the hip joints' offset along +X (forward) from the trunk's axis, m.
         shoulder_y: half the distance between the shoulder joints, m.
+        shoulder_x: the shoulder joints' offset along +X (forward) from the trunk's axis, m.
         shoulder_below_supr: shoulder joint centre below the neck base (suprasternale), m.
         mass: total mass, kg (split by de Leva's mass fractions).
         breadth: scale of every box's section (depth, breadth), the foot's and the head's size.
@@ -203,7 +205,9 @@ class Segments:
     ankle_height: float = ANKLE_HEIGHT_MM / 1000.0 * SCALE
     neck: float = NECK_MM / 1000.0 * SCALE
     hip_y: float = HIP_Y
+    hip_x: float = 0.0
     shoulder_y: float = SHOULDER_Y
+    shoulder_x: float = 0.0
     shoulder_below_supr: float = SHOULDER_BELOW_SUPR
     mass: float = MASS_KG
     breadth: float = 1.0
@@ -272,28 +276,30 @@ def build_links(seg: Segments | None = None) -> list[Link]:
              m_head, ("sphere", (head_radius,))),
     ]
     foot_center_x = -heel_behind + l_foot / 2
+    hx = seg.hip_x
     for side, sy in (("left", 1.0), ("right", -1.0)):
         y = sy * seg.hip_y
         links += [
-            Link(f"{side}_thigh", "pelvis", f"{side}_hip", "spherical", v(0, y, z_hip),
-                 v(0, y, z_hip - c_thigh * l_thigh), m_thigh, ("box", (*section["thigh"], l_thigh))),
-            Link(f"{side}_shin", f"{side}_thigh", f"{side}_knee", "revolute", v(0, y, z_knee),
-                 v(0, y, z_knee - c_shank * l_shank), m_shank, ("box", (*section["shank"], l_shank)),
+            Link(f"{side}_thigh", "pelvis", f"{side}_hip", "spherical", v(hx, y, z_hip),
+                 v(hx, y, z_hip - c_thigh * l_thigh), m_thigh, ("box", (*section["thigh"], l_thigh))),
+            Link(f"{side}_shin", f"{side}_thigh", f"{side}_knee", "revolute", v(hx, y, z_knee),
+                 v(hx, y, z_knee - c_shank * l_shank), m_shank, ("box", (*section["shank"], l_shank)),
                  axis=(0.0, 1.0, 0.0), limits=KNEE_LIMITS, effort=KNEE_EFFORT),
-            Link(f"{side}_foot", f"{side}_shin", f"{side}_ankle", "spherical", v(0, y, z_ankle),
-                 v(foot_center_x, y, FOOT_BOX_HEIGHT * k / 2), m_foot,
+            Link(f"{side}_foot", f"{side}_shin", f"{side}_ankle", "spherical", v(hx, y, z_ankle),
+                 v(hx + foot_center_x, y, FOOT_BOX_HEIGHT * k / 2), m_foot,
                  ("box", (l_foot, 0.095 * k, FOOT_BOX_HEIGHT * k))),
         ]
+    sx = seg.shoulder_x
     for side, sy in (("left", 1.0), ("right", -1.0)):
         y = sy * seg.shoulder_y
         links += [
-            Link(f"{side}_upper_arm", "chest", f"{side}_shoulder", "spherical", v(0, y, z_shoulder),
-                 v(0, y, z_shoulder - c_uarm * l_uarm), m_uarm, ("box", (*section["upper_arm"], l_uarm))),
-            Link(f"{side}_forearm", f"{side}_upper_arm", f"{side}_elbow", "revolute", v(0, y, z_elbow),
-                 v(0, y, z_elbow - c_farm * l_farm), m_farm, ("box", (*section["forearm"], l_farm)),
+            Link(f"{side}_upper_arm", "chest", f"{side}_shoulder", "spherical", v(sx, y, z_shoulder),
+                 v(sx, y, z_shoulder - c_uarm * l_uarm), m_uarm, ("box", (*section["upper_arm"], l_uarm))),
+            Link(f"{side}_forearm", f"{side}_upper_arm", f"{side}_elbow", "revolute", v(sx, y, z_elbow),
+                 v(sx, y, z_elbow - c_farm * l_farm), m_farm, ("box", (*section["forearm"], l_farm)),
                  axis=(0.0, -1.0, 0.0), limits=ELBOW_LIMITS, effort=ELBOW_EFFORT),
-            Link(f"{side}_hand", f"{side}_forearm", f"{side}_wrist", "spherical", v(0, y, z_wrist),
-                 v(0, y, z_wrist - c_hand * l_hand), m_hand, ("box", (*section["hand"], l_hand))),
+            Link(f"{side}_hand", f"{side}_forearm", f"{side}_wrist", "spherical", v(sx, y, z_wrist),
+                 v(sx, y, z_wrist - c_hand * l_hand), m_hand, ("box", (*section["hand"], l_hand))),
         ]
     # Round what the URDF stores (µm, g) first, so the inertia written is exactly that of the written shape.
     r = lambda x: round(float(x), 6)  # noqa: E731
