@@ -29,7 +29,11 @@ def test_inspect_json_reports_a_human_height_for_every_shared_file(
     path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     info = _inspect_json(capsys, str(path))
-    assert 1.4 <= info["height_m"] <= 2.0
+    # posed frame 0, floor to top point: Bandai's top point is the head joint (no head top)
+    assert 1.3 <= info["height_m"] <= 2.0
+    assert 1.4 <= info["height_from_legs_m"] <= 2.0
+    assert abs(info["floor_z_m"]) <= 0.1  # CC_Base: -0.96 m without its root OFFSET
+    assert info["convention"] in ("cmu_mb", "cmu_daz", "cc_base", "bandai")
     for key in ("joints", "parents", "frames", "fps", "duration_s", "unit", "up_axis", "height_m"):
         assert key in info
     assert info["parents"][0] == -1 and len(info["parents"]) == len(info["joints"])
@@ -46,7 +50,9 @@ def test_inspect_text_shows_tree_channels_timing_unit_height_and_pose(
     assert "802 at 120.00048 fps" in out and "duration 6.675 s" in out
     assert "unit       asf" in out and "detected" in out
     assert "frame 0    T-pose" in out
-    assert "height     1.743 m" in out
+    assert "height     1.516 m (posed skeleton at frame 0" in out and "stature of 1.743 m" in out
+    assert "convention cmu_mb" in out
+    assert "clip time  0 = file frame 1" in out
     assert "│       └── LeftLeg " in out and "│           └── LeftFoot " in out
     lines = out.splitlines()
     root = lines[lines.index("joint tree (channels in file order):") + 1]
@@ -87,7 +93,8 @@ def test_inspect_bad_file_prints_one_error_line_and_exits_2(tmp_path: Path) -> N
 def test_inspect_demo_wave(capsys: pytest.CaptureFixture) -> None:
     info = _inspect_json(capsys, str(DEMO_WAVE))
     assert info["frame0_pose"] == "T-pose" and info["fps"] == 60.0
-    assert info["height_m"] == pytest.approx(0.86 / LEG_FRACTION, abs=1e-9)  # thigh + shank 0.86
+    assert info["height_from_legs_m"] == pytest.approx(0.86 / LEG_FRACTION, abs=1e-9)  # thigh + shank 0.86
+    assert info["height_m"] == pytest.approx(1.73, abs=1e-9)
     assert info["extent_m"] == pytest.approx(1.73, abs=1e-9)  # toe bases 0.02 to head top 1.75
 
 
@@ -188,3 +195,28 @@ def test_height_ignores_the_pose_but_extent_does_not() -> None:
     # toe base 0.13 m below the ankle, toe tip 0.06 m below that: 0.31 m; head top 1.75 m.
     assert extent(standing) == pytest.approx(1.73, abs=1e-12)
     assert extent(kneeling) == pytest.approx(1.75 - 0.31, abs=1e-12)
+
+
+def test_inspect_events_give_the_kick_in_file_frames_and_clip_time(capsys: pytest.CaptureFixture) -> None:
+    soccer = next(p for p in MOCAP_FILES if p.stem == "cmu_10_01_soccer_kick")
+    info = _inspect_json(capsys, str(soccer), "--events")
+    assert info["clip_start_file_frame"] == 1
+    kicks = [e for e in info["events"] if e["effector"] == "right_foot" and e["kind"] == "peak_speed"]
+    fastest = max(kicks, key=lambda e: e["speed_mps"])
+    assert fastest["speed_mps"] > 5.0 and 560 <= fastest["file_frame"] <= 640  # the kick
+    assert fastest["clip_time_s"] == pytest.approx((fastest["file_frame"] - 1) / info["fps"], abs=1e-9)
+    assert fastest["file_time_s"] == pytest.approx(fastest["file_frame"] / info["fps"], abs=1e-9)
+    assert all(e["file_frame"] >= 1 for e in info["events"])  # nothing from the added T-pose
+    for ee in ("left_hand", "right_hand", "left_foot", "right_foot", "head"):
+        assert {e["kind"] for e in info["events"] if e["effector"] == ee} == {"peak_speed", "lowest"}
+    assert main(["inspect", str(soccer), "--events"]) == 0
+    assert "clip t (s)" in capsys.readouterr().out
+
+
+def test_inspect_names_an_unknown_convention_and_events_then_fail_in_one_line(tiny_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "tracker", "inspect", str(tiny_path)],
+                          capture_output=True, text=True, cwd=REPO, check=False)
+    assert "convention unknown" in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "tracker", "inspect", str(tiny_path), "--events"],
+                          capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1

@@ -64,13 +64,19 @@ def _character_segments(kin: Kinematics, q: np.ndarray) -> np.ndarray:
     return np.stack(segs, axis=1)
 
 
-def contact_sheet(
-    motion: Motion, ref: Reference, kin: Kinematics, path: str | Path, n: int = 8, title: str = ""
-) -> Path:
-    """Draw ``n`` evenly spaced frames: front view (top row) and side view (bottom row).
+CONTACT_COLOUR = "#2a9d4b"
 
-    Each panel shows the source (blue, left) and the character (orange,
-    right), one leg length apart, on a common scale.
+
+def contact_sheet(
+    motion: Motion, ref: Reference, kin: Kinematics, path: str | Path, n: int = 8, title: str = "",
+    frames: "np.ndarray | None" = None,
+) -> Path:
+    """Draw ``n`` evenly spaced frames (or the given clip ``frames``): front view (top row) and
+    side view (middle row), and the feet's contact labels over the whole clip (bottom strip).
+
+    Each panel shows the source (blue, left) and the character (orange, right), one leg
+    length apart, on a common scale; a character foot in contact is drawn green with a dot
+    where it meets the floor, and the panel's title names the feet on the ground (L, R).
     """
     import matplotlib
 
@@ -80,22 +86,39 @@ def contact_sheet(
     joint_map = select_joint_map(motion.skeleton, ref.quality.get("joint_map") or ref.quality.get("convention"))
     src = _source_segments(motion, ref, joint_map)
     f = min(len(src), ref.n_frames)
-    frames = np.linspace(0, f - 1, n).round().astype(int)
+    if frames is None:
+        frames = np.linspace(0, f - 1, n).round().astype(int)
+    frames = np.asarray(frames, dtype=int)
+    n = len(frames)
     chars = _character_segments(kin, ref.q[frames])
+    pos, rot = kin.forward(ref.q[frames])
+    contacts = ref.contacts if ref.contacts is not None else np.zeros((ref.n_frames, 2), bool)
     gap = 1.0
-    fig, axes = plt.subplots(2, n, figsize=(2.1 * n, 6.2), squeeze=False)
+    fig = plt.figure(figsize=(2.1 * n, 7.0))
+    grid = fig.add_gridspec(3, n, height_ratios=[1, 1, 0.22])
+    axes = np.array([[fig.add_subplot(grid[r, c]) for c in range(n)] for r in range(2)])
+    feet = ("left_foot", "right_foot")
+    foot_segments = len(chars[0]) - 2  # the last two stubs are the feet (see _character_segments)
     for col, fr in enumerate(frames):
         s = src[fr]
         c = chars[col]
         centre_s = s.reshape(-1, 3).mean(axis=0)
         centre_c = c.reshape(-1, 3).mean(axis=0)
+        on = contacts[fr]
         for row, (hor, sign, label) in enumerate(((1, 1, "front"), (0, 1, "side"))):  # front: seen from +X
             ax = axes[row, col]
             for segs, centre, shift, colour in ((s, centre_s, -gap / 2, SOURCE_COLOUR), (c, centre_c, gap / 2, CHAR_COLOUR)):
-                for a, b in segs:
+                for i, (a, b) in enumerate(segs):
+                    col_i = colour
+                    if colour == CHAR_COLOUR and i >= foot_segments and on[i - foot_segments]:
+                        col_i = CONTACT_COLOUR
                     ax.plot([sign * (a[hor] - centre[hor]) + shift, sign * (b[hor] - centre[hor]) + shift],
-                            [a[2], b[2]], color=colour, lw=2 if colour == CHAR_COLOUR else 1.2,
+                            [a[2], b[2]], color=col_i, lw=2 if colour == CHAR_COLOUR else 1.2,
                             solid_capstyle="round")
+            for k, foot in enumerate(feet):
+                if on[k]:
+                    p = pos[foot][col]
+                    ax.plot([sign * (p[hor] - centre_c[hor]) + gap / 2], [0.0], "o", color=CONTACT_COLOUR, ms=4)
             ax.axhline(0, color="#888888", lw=0.8)
             ax.set_xlim(-1.1, 1.1)
             ax.set_ylim(-0.05, 2.0)
@@ -103,10 +126,30 @@ def contact_sheet(
             ax.set_xticks([])
             ax.set_yticks([])
             if row == 0:
-                ax.set_title(f"t = {fr / ref.fps:.2f} s", fontsize=9)
+                down = "+".join(x for x, o in zip("LR", on) if o) or "none"
+                ax.set_title(f"t = {fr / ref.fps:.2f} s  [{down}]", fontsize=9)
             if col == 0:
                 ax.set_ylabel(label)
-    fig.suptitle(title or f"{Path(ref.source).name}: source (blue) and retargeted character (orange)", fontsize=10)
+    strip = fig.add_subplot(grid[2, :])
+    t = np.arange(ref.n_frames) / ref.fps
+    for k, name in enumerate(("left", "right")):
+        strip.fill_between(t, 1 - k - 0.4, 1 - k + 0.4, where=contacts[:, k], step="mid", color=CONTACT_COLOUR,
+                           alpha=0.8, linewidth=0)
+    for fr in frames:
+        strip.axvline(fr / ref.fps, color=CHAR_COLOUR, lw=1)
+    strip.set_yticks([1, 0], ["left foot", "right foot"], fontsize=8)
+    strip.set_ylim(-0.6, 1.6)
+    strip.set_xlim(0, t[-1] if len(t) > 1 else 1)
+    strip.set_xlabel("clip time (s): feet on the ground (green); drawn frames (orange)", fontsize=8)
+    strip.tick_params(labelsize=8)
+    q = ref.quality
+    if "foot_float_median_m" in q:
+        note = (f"float median {q['foot_float_median_m'] * 1000:.1f} mm, skating {q['foot_skating_mps']:.2f} m/s "
+                f"(source {q.get('source_skating_mps', 0):.2f}), bone cos min {q['bone_cos_min']:.2f}")
+    else:
+        note = ""
+    fig.suptitle((title or f"{Path(ref.source).name}: source (blue) and retargeted character (orange), "
+                  "feet in contact green") + (f"\n{note}" if note else ""), fontsize=10)
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,8 @@ import argparse
 import json
 from typing import Any
 
-HELP = "summarise a BVH file: joint tree, frames, fps, unit, up axis, height, frame-0 pose"
+HELP = ("summarise a BVH file: joint tree, frames, fps, unit, up axis, skeleton convention, floor and height, "
+        "frame-0 pose; --events: when each hand/foot is fastest and lowest")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -27,20 +28,48 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         choices=list(UP_AXES),
         help="the file's up axis (default Y, as BVH usually is)",
     )
+    p.add_argument(
+        "--events",
+        action="store_true",
+        help="list each end effector's peak speeds and lowest points, in file frames and in clip time "
+        "(the retargeted reference's time, after a dropped T-pose), to aim balls without a script",
+    )
     p.set_defaults(func=run)
 
 
-def summarize(path: str, unit: str | None = None, up_axis: str | None = None) -> dict[str, Any]:
-    """Everything ``inspect`` reports, as a JSON-ready dict (SI units)."""
+def _convention(motion):
+    """The detected joint map, or None."""
+    from tracker.errors import TrackerError
+    from tracker.retarget.joint_map import select_joint_map
+
+    try:
+        return select_joint_map(motion.skeleton)
+    except TrackerError:
+        return None
+
+
+def summarize(path: str, unit: str | None = None, up_axis: str | None = None, events: bool = False) -> dict[str, Any]:
+    """Everything ``inspect`` reports, as a JSON-ready dict (SI units).
+
+    ``floor_z_m`` and ``height_m`` are the lowest point and the vertical extent of the posed
+    skeleton at frame 0, the root OFFSET included where the file's root positions are relative
+    to it (``root_offset_added``); ``height_from_legs_m`` estimates stature from thigh + shank.
+    ``clip_start_file_frame`` is the file frame that becomes clip frame 0 when retargeting
+    (an added T-pose dropped); clip time = (file frame - it) / fps.
+    """
     from tracker.motion import summary
     from tracker.motion.bvh import read_bvh
+    from tracker.retarget.retarget import _drop_added_tpose
 
     motion = read_bvh(path, unit=unit, up_axis=up_axis)
     sk = motion.skeleton
     src = motion.source
     assert src is not None  # read_bvh always sets it
     pose = summary.arm_pose(motion)
-    return {
+    jmap = _convention(motion)
+    floor, top = summary.floor_and_top(motion, 0)
+    dropped = _drop_added_tpose(motion)[1]
+    info = {
         "path": str(path),
         "joints": list(sk.names),
         "parents": [int(p) for p in sk.parents],
@@ -54,15 +83,40 @@ def summarize(path: str, unit: str | None = None, up_axis: str | None = None) ->
         "unit_scale_m": src.scale,
         "unit_detected": src.unit_detected,
         "up_axis": src.up_axis,
-        "height_m": summary.height(motion),
+        "convention": jmap.name if jmap is not None else "unknown",
+        "height_m": top - floor,
+        "height_from_legs_m": summary.height(motion),
         "extent_m": summary.extent(motion, 0),
-        "lowest_z_m": float(summary.frame_points(motion, 0)[:, 2].min()),
+        "floor_z_m": floor,
+        "root_offset_added": summary.root_offset_applies(motion),
+        "lowest_z_m": floor,
+        "clip_start_file_frame": int(dropped),
         "frame0_pose": pose.kind,
         "upper_arm_elevation_deg": {
             "left": pose.left_elevation_deg,
             "right": pose.right_elevation_deg,
         },
     }
+    if events:
+        info["events"] = _events(motion, jmap, dropped, path)
+    return info
+
+
+def _events(motion, jmap, dropped: int, path: str) -> list[dict[str, Any]]:
+    from tracker.errors import RetargetError
+    from tracker.motion.events import find_events
+
+    if jmap is None:
+        raise RetargetError(f"{path}: --events needs the skeleton convention, and no joint map fits "
+                            "(the convention is unknown)")
+    index = jmap.resolve(motion.skeleton)
+    links = {"left_hand": "left_hand", "right_hand": "right_hand", "left_foot": "left_foot",
+             "right_foot": "right_foot", "head": "head"}
+    joints = {ee: index[jmap.links[link].joint] for ee, link in links.items()}
+    return [{"effector": e.effector, "kind": e.kind, "file_frame": e.file_frame,
+             "file_time_s": e.file_frame / motion.fps, "clip_time_s": e.clip_time,
+             ("speed_mps" if e.kind == "peak_speed" else "height_m"): e.value}
+            for e in find_events(motion, joints, dropped)]
 
 
 def _short(channel: str) -> str:
@@ -94,11 +148,19 @@ def format_text(info: dict[str, Any]) -> str:
             f"(1 unit = {info['unit_scale_m']:.6g} m)"
         ),
         f"  up axis    {up}",
+        f"  convention {info['convention']}",
         (
-            f"  height     {info['height_m']:.3f} m (estimated from thigh + shank length; "
-            f"frame-0 vertical extent {info['extent_m']:.3f} m)"
+            f"  height     {info['height_m']:.3f} m (posed skeleton at frame 0, floor to top point; "
+            f"thigh + shank suggest a stature of {info['height_from_legs_m']:.3f} m)"
         ),
-        f"  floor      lowest point of frame 0 at z = {info['lowest_z_m']:+.3f} m",
+        f"  floor      lowest point of frame 0 at z = {info['floor_z_m']:+.3f} m"
+        + (" (root OFFSET added to the root positions)" if info["root_offset_added"] else ""),
+        (
+            f"  clip time  0 = file frame {info['clip_start_file_frame']} (retarget drops the added T-pose); "
+            f"clip time = (file frame - {info['clip_start_file_frame']}) / fps"
+            if info["clip_start_file_frame"]
+            else "  clip time  = file time (no added T-pose frame to drop)"
+        ),
         f"  frame 0    {pose}",
         f"  joints     {len(info['joints'])}, End Sites {info['end_sites']}, channels {n_channels}",
         "",
@@ -121,11 +183,19 @@ def format_text(info: dict[str, Any]) -> str:
     for name, j in rows:
         ch = info["channels"][j]
         lines.append(f"{name:<{width}}{' '.join(map(_short, ch)) if ch else '(no channels)'}")
+    if "events" in info:
+        lines += ["", "events (file frame / file time, and clip time after retargeting):",
+                  f"  {'effector':<11}{'event':<12}{'file frame':>11}{'file t (s)':>12}{'clip t (s)':>12}  value"]
+        for e in info["events"]:
+            value = (f"{e['speed_mps']:.2f} m/s" if e["kind"] == "peak_speed"
+                     else f"{e['height_m'] * 100:.1f} cm above the floor")
+            lines.append(f"  {e['effector']:<11}{e['kind']:<12}{e['file_frame']:>11}{e['file_time_s']:>12.4f}"
+                         f"{e['clip_time_s']:>12.4f}  {value}")
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    info = summarize(args.file, unit=args.unit, up_axis=args.up)
+    info = summarize(args.file, unit=args.unit, up_axis=args.up, events=args.events)
     if args.json:
         print(json.dumps(info))
     else:

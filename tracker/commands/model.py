@@ -15,7 +15,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "(name, type, DOF, limits, mass, supported mass, kp, kd, torque limit) and totals.",
     )
     p.add_argument("model", nargs="?", default="humanoid",
-                   help="model name (humanoid, deepmimic) or path to a model YAML (default: humanoid)")
+                   help="model name (humanoid, deepmimic) or path to a model YAML (default: humanoid); "
+                        "'fit CLIP.bvh' builds a humanoid with the clip skeleton's segment lengths")
+    p.add_argument("clip", nargs="?", default=None, help="with 'fit': the BVH clip whose skeleton to fit")
+    p.add_argument("--mass", type=float, default=None, help="with 'fit': total mass in kg (default 70)")
+    p.add_argument("-o", "--out", default=None,
+                   help="with 'fit': write NAME.urdf and NAME.yaml to this folder (default: the cache, "
+                        "$TRACKER_CACHE/fitted or ~/.cache/tracker/fitted)")
     p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.set_defaults(func=run)
 
@@ -85,7 +91,35 @@ def _limits(j: dict) -> str:
     return " ".join(f"{a}[{lo:+.2f},{hi:+.2f}]" for a, lo, hi in zip("xyz", j["lower"], j["upper"]))
 
 
+def run_fit(args: argparse.Namespace) -> int:
+    """``tracker model fit CLIP.bvh [--mass KG] [-o DIR]``."""
+    import time
+
+    from tracker.character.fit import DEFAULT_MASS_KG, fit_model
+    from tracker.errors import ModelError
+
+    if args.clip is None:
+        raise ModelError("model fit: give the BVH clip to fit, e.g. tracker model fit clip.bvh -o fitted/")
+    mass = DEFAULT_MASS_KG if args.mass is None else args.mass
+    start = time.perf_counter()
+    path, cached = fit_model(args.clip, mass=mass, out_dir=args.out)
+    took = time.perf_counter() - start
+    if args.json:
+        json.dump({"model_file": str(path), "cached": cached, "seconds": took}, sys.stdout)
+        print()
+        return 0
+    print(f"{'reused the cached' if cached else 'fitted'} humanoid for {args.clip} in {took:.2f} s: {path}")
+    print(f"  use it with --model {path} (or --model fit, which finds it in the cache)")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.model == "fit":
+        return run_fit(args)
+    if args.clip is not None or args.mass is not None or args.out is not None:
+        from tracker.errors import ModelError
+
+        raise ModelError("a clip, --mass and -o go with 'tracker model fit CLIP.bvh'")
     info = describe(args.model)
     if args.json:
         json.dump(info, sys.stdout, indent=2)

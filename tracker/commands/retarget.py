@@ -18,7 +18,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Retarget a BVH clip onto a character, write the reference (.npz) and print the quality report.",
     )
     p.add_argument("file", help="BVH file")
-    p.add_argument("--model", default="humanoid", help="character model name or model YAML (default: humanoid)")
+    p.add_argument("--model", default="humanoid",
+                   help="character model name or model YAML (default: humanoid); 'fit': a humanoid with the "
+                        "clip skeleton's segment lengths (tracker model fit, cached)")
     p.add_argument("--map", dest="joint_map", default=None,
                    help="joint map: a built-in name (cmu_mb, cmu_daz, cc_base, bandai, mixamo, lafan1) or a YAML file; "
                         "default: detected from the joint names")
@@ -27,6 +29,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fps", type=positive_float, default=None, help="resample the reference to this rate (Hz, > 0)")
     p.add_argument("--keep-first-frame", action="store_true",
                    help="keep an added T-pose first frame (dropped by default when the clip jumps away from it)")
+    p.add_argument("--no-repair", action="store_true",
+                   help="keep the source's glitches (joints that flip for a few frames and back); they are reported either way")
     p.add_argument("--unit", default=None, choices=list(UNIT_HELP),
                    help="override the BVH length unit: " + "; ".join(f"{k} = {v}" for k, v in UNIT_HELP.items()))
     p.add_argument("-o", "--out", default=None, help="write the reference to this .npz file")
@@ -36,11 +40,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tracker.character.fit import resolve_model
     from tracker.retarget import load_clip_reference
 
     ref, motion, kin = load_clip_reference(
-        args.file, model=args.model, joint_map=args.joint_map, ik_feet=args.ik, ik_hands=args.ik_hands,
+        args.file, model=resolve_model(args.model, args.file), joint_map=args.joint_map, ik_feet=args.ik, ik_hands=args.ik_hands,
         fps=args.fps, drop_tpose=not args.keep_first_frame, unit=args.unit, return_parts=True,
+        repair_glitches=not args.no_repair,
     )
     if args.out:
         ref.save(args.out)
@@ -55,17 +61,44 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"{Path(args.file).name} -> {ref.model}  (convention {report['convention']}, "
           f"{report['frames']} frames at {report['fps']:.3f} fps, scale {report['scale']:.3f})")
-    print(f"  bone direction cosine  mean {report['bone_cos_mean']:.4f}  min {report['bone_cos_min']:.4f}")
+    print(f"  bone direction cosine  mean {report['bone_cos_mean']:.4f}  min {report['bone_cos_min']:.4f} "
+          f"({report['bone_cos_min_link']} at clip frame {report['bone_cos_min_frame']})")
     worst = sorted(report["bones"].items(), key=lambda kv: kv[1]["cos_min"])[:3]
-    print("  weakest bones          " + ", ".join(f"{k} {v['cos_min']:.3f}" for k, v in worst))
+    print("  weakest bones          " + ", ".join(f"{k} {v['cos_min']:.3f} (frame {v['cos_min_frame']})" for k, v in worst))
     print(f"  end-effector error     mean {report['ee_error_mean_m'] * 100:.1f} cm  ("
           + ", ".join(f"{k} {v * 100:.1f}" for k, v in report["ee_error"].items()) + ")")
+    off = {k: v for k, v in report.get("segment_ratios", {}).items() if abs(v - 1) > 0.08}
+    if off:
+        print("  proportions            source / character (scaled by leg length): "
+              + ", ".join(f"{k} {v:.2f}" for k, v in off.items())
+              + (" -- these put the end effectors off; --model fit matches them" if report["ee_error_mean_m"] > 0.03 else ""))
+    by_foot = report["contact_frames_by_foot"]
+    print(f"  foot contacts          {report['contact_frames']} of {report['frames']} frames "
+          f"(left {by_foot['left_foot']}, right {by_foot['right_foot']})")
+    print(f"  foot float             median {report['foot_float_median_m'] * 1000:.1f} mm (lower foot over contact frames), "
+          f"stance feet p95 {report['contact_height_p95_m'] * 1000:.1f} mm")
     print(f"  foot penetration max   {max(report['foot_penetration_max_m'], 0.0) * 1000:.1f} mm")
-    print(f"  foot skating           {report['foot_skating_mps']:.3f} m/s (median horizontal speed of a foot on the ground)")
+    print(f"  foot skating           median {report['foot_skating_mps']:.3f} m/s, p95 {report['foot_skating_p95_mps']:.3f} "
+          f"over contact frames (source, scaled: {report.get('source_skating_mps', 0.0):.3f}, "
+          f"{report.get('source_skating_p95_mps', 0.0):.3f})")
     by_joint = ", ".join(f"{k} {v}" for k, v in sorted(report.get("clamped_by_joint", {}).items(), key=lambda kv: -kv[1]))
     print(f"  frames clamped         {report['clamped_frames']} (joint limits{': ' + by_joint if by_joint else ''})")
+    shifts = {k: v for k, v in report.get("wrist_neutral_shift_deg", {}).items() if v > 0}
+    if shifts:
+        print("  wrist neutral shifted  " + ", ".join(f"{k} {v:.0f} deg" for k, v in shifts.items())
+              + " (the clip's wrist pose lies beyond the wrist's range)")
+    glitches = report.get("glitches", [])
+    if glitches:
+        verb = "repaired" if report.get("glitches_repaired", True) else "kept (--no-repair)"
+        spans = [f"{g['joint']} file frame {g['file_frames'][0]}" + (f"-{g['file_frames'][-1]}" if len(g["file_frames"]) > 1 else "")
+                 + f" ({g['jump_deg']:.0f} deg)" for g in glitches[:8]]
+        print(f"  glitches               {len(glitches)} {verb}: " + "; ".join(spans) + (" ..." if len(glitches) > 8 else ""))
+    else:
+        print("  glitches               none")
     if report.get("dropped_frames"):
-        print(f"  dropped                {report['dropped_frames']} added T-pose frame at the start")
+        n = report["dropped_frames"]
+        print(f"  dropped                file frames 0-{n - 1} (added T-pose and blend): clip frame 0 = file frame {n}, "
+              f"clip time = (file frame - {n}) / {report['fps']:.6g} s")
     if args.out:
         print(f"wrote {args.out}")
     if args.sheet:

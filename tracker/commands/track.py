@@ -68,8 +68,11 @@ def run(args: argparse.Namespace) -> int:
             if args.controller != "timed_pd":
                 raise ConfigError(f"--{flag} applies to timed_pd, not {args.controller}")
             options.append((flag, value))
-    model = load_model(args.model)
-    ref = load_clip_reference(args.clip, model=args.model)
+    from tracker.character.fit import resolve_model
+
+    spec = resolve_model(args.model, args.clip)  # 'fit': the humanoid fitted to the clip (cached)
+    model = load_model(spec)
+    ref = load_clip_reference(args.clip, model=spec)
     name = Path(args.clip).name
     if args.start + args.dt > ref.duration + 1e-9:
         raise ConfigError(f"--start {args.start:g}: the clip {name} ends at {ref.duration:.3f} s; start at least "

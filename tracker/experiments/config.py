@@ -42,7 +42,7 @@ from typing import Any, Literal
 
 import yaml
 
-from tracker.errors import ConfigError, ModelError
+from tracker.errors import ConfigError, ModelError, TrackerError
 from tracker.experiments.schema import (REQUIRED, Context, describe, expand_user, is_file, parse, setting, show,
                                         to_plain)
 
@@ -219,7 +219,7 @@ class ExperimentConfig:
     description: str = setting("", "one line")
     seed: int = setting(0, "seed for anything random (the physics itself is deterministic)", ge=0,
                     le=2**32 - 1)
-    model: str = setting("humanoid", "registered model name or model YAML path")
+    model: str = setting("humanoid", "registered model name, model YAML path, or fit (a humanoid fitted to the clip)")
     clip: ClipConfig = setting(REQUIRED, "the clip to track; at least clip.path")
     controller: ControllerConfig = setting(ControllerConfig(), "servo and gains")
     root: RootConfig = setting(RootConfig(), "root handling")
@@ -449,6 +449,16 @@ def _check_names(cfg: ExperimentConfig, ctx: Context) -> ExperimentConfig:
     from tracker.character.model import MODELS, load_model
 
     model_spec = cfg.model
+    if model_spec == "fit":  # the humanoid fitted to the clip's skeleton (tracker.character.fit), cached
+        from tracker.character.fit import fit_model
+
+        clip = Path(cfg.clip.path).expanduser()
+        clip = clip if clip.is_absolute() else ctx.base_dir / clip
+        try:
+            model_spec = str(fit_model(clip)[0])
+        except TrackerError as exc:
+            raise ctx.error("model", f"fit: {exc}") from None
+        cfg = cfg.replace(model=model_spec)
     if model_spec not in MODELS:
         p = expand_user(model_spec)
         p = p if p.is_absolute() else ctx.base_dir / p

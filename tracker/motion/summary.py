@@ -54,14 +54,17 @@ class ArmPose:
     right_elevation_deg: float | None = None
 
 
-def frame_points(motion: Motion, frame: int = 0) -> np.ndarray:
-    """World positions of all joints then all End Sites in ``frame``, ``(J + E, 3)`` m."""
-    one = Motion(
-        motion.skeleton,
-        motion.fps,
-        motion.translations[frame : frame + 1],
-        motion.rotations[frame : frame + 1],
-    )
+def frame_points(motion: Motion, frame: int = 0, root_offset: bool = False) -> np.ndarray:
+    """World positions of all joints then all End Sites in ``frame``, ``(J + E, 3)`` m.
+
+    With ``root_offset``, the root's OFFSET is added to its position channels (Reallusion's
+    CC_Base export writes the root's positions relative to its OFFSET; most files write them
+    absolute and have a zero root OFFSET, where this changes nothing).
+    """
+    trans = np.array(motion.translations[frame : frame + 1])
+    if root_offset:
+        trans[:, 0] += motion.skeleton.offsets[0]
+    one = Motion(motion.skeleton, motion.fps, trans, motion.rotations[frame : frame + 1])
     pos, quats = one.global_transforms()
     sk = motion.skeleton
     ends = [
@@ -69,6 +72,25 @@ def frame_points(motion: Motion, frame: int = 0) -> np.ndarray:
         for j, off in zip(sk.end_site_parents, sk.end_site_offsets)
     ]
     return np.concatenate([pos[0], np.reshape(ends, (-1, 3))])
+
+
+def root_offset_applies(motion: Motion) -> bool:
+    """Whether the root OFFSET belongs on top of the root's position channels.
+
+    Decided by the floor: it does when adding it brings frame 0's lowest point closer to
+    z = 0 (the CC_Base export: lowest point -0.96 m without it, 0.0 m with it).
+    """
+    if not np.any(motion.skeleton.offsets[0]):
+        return False
+    without = abs(float(frame_points(motion, 0)[:, 2].min()))
+    with_offset = abs(float(frame_points(motion, 0, root_offset=True)[:, 2].min()))
+    return with_offset < without
+
+
+def floor_and_top(motion: Motion, frame: int = 0) -> tuple[float, float]:
+    """Lowest and highest z of the posed skeleton in ``frame`` (root OFFSET handled), metres."""
+    z = frame_points(motion, frame, root_offset=root_offset_applies(motion))[:, 2]
+    return float(z.min()), float(z.max())
 
 
 def extent(motion: Motion, frame: int = 0) -> float:

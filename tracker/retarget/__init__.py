@@ -19,6 +19,7 @@ def load_clip_reference(
     drop_tpose: bool = True,
     unit: str | None = None,
     return_parts: bool = False,
+    repair_glitches: bool = True,
 ):
     """A reference for ``clip``: a saved ``.npz`` reference, a DeepMimic motion file, or a BVH retargeted now.
 
@@ -56,7 +57,8 @@ def load_clip_reference(
     try:
         ref = retarget(
             motion, kin, joint_map,
-            RetargetOptions(ik_feet=ik_feet, ik_hands=ik_hands, fps=fps, drop_tpose=drop_tpose),
+            RetargetOptions(ik_feet=ik_feet, ik_hands=ik_hands, fps=fps, drop_tpose=drop_tpose,
+                            repair_glitches=repair_glitches),
             spherical_limits=mdl.spherical_limits() if hasattr(mdl, "spherical_limits") else None,
             model_name=mdl.name, source=str(path),
         )

@@ -29,7 +29,7 @@ DISTAL: dict[str, str] = {
     "right_shin": "right_foot", "left_upper_arm": "left_forearm", "left_forearm": "left_hand",
     "right_upper_arm": "right_forearm", "right_forearm": "right_hand",
 }
-_LINK_KEYS = {"joint", "start", "end"}
+_LINK_KEYS = {"joint", "start", "end", "across"}
 _TOP_KEYS = {"name", "description", "detect", "links", "strip_prefix"}
 
 EXAMPLE_MAP = """\
@@ -46,7 +46,7 @@ links:                                # character link: source joint (+ optional
   left_foot: {joint: foot_l, end: ball_l}
   left_upper_arm: {joint: upperarm_l}
   left_forearm: {joint: lowerarm_l}
-  left_hand: {joint: hand_l, end: middle_01_l}
+  left_hand: {joint: hand_l, end: middle_01_l, across: [pinky_01_l, index_01_l]}  # optional palm cue
   ... and the same for right_*"""
 
 
@@ -57,9 +57,10 @@ class LinkSource:
     joint: str
     start: tuple[str, ...]
     end: tuple[str, ...]
+    across: tuple[str, str] | None = None  # hands: little-finger side -> index side (the palm's width)
 
     def points(self) -> tuple[str, ...]:
-        return (self.joint, *self.start, *self.end)
+        return (self.joint, *self.start, *self.end, *(self.across or ()))
 
 
 def _alternatives(value, where: str, path) -> tuple[str, ...]:
@@ -112,6 +113,7 @@ class JointMap:
         for s in self.links.values():
             if s.joint not in names:
                 out.add(s.joint)
+            out.update(a for a in (s.across or ()) if a not in names)
             for alts in (s.start, s.end):
                 if not any(a.split("/")[0] in names for a in alts):
                     out.add(alts[0].split("/")[0])
@@ -156,12 +158,20 @@ def load_joint_map(path: str | Path) -> JointMap:
             raise RetargetError(f"{path}: links.{link}: expected {{joint: NAME, end: NAME}}")
         bad = set(spec) - _LINK_KEYS
         if bad:
-            raise RetargetError(f"{path}: links.{link}.{sorted(bad)[0]}: unknown key (allowed: joint, start, end)")
+            raise RetargetError(f"{path}: links.{link}.{sorted(bad)[0]}: unknown key (allowed: joint, start, end, across)")
         if not isinstance(spec["joint"], str):
             raise RetargetError(f"{path}: links.{link}.joint: expected one joint name, got {spec['joint']!r}")
         start = _alternatives(spec.get("start", spec["joint"]), f"links.{link}.start", path)
         end = _alternatives(spec["end"], f"links.{link}.end", path) if "end" in spec else ()
-        out[link] = LinkSource(spec["joint"], start, end)
+        across = None
+        if "across" in spec:
+            a = spec["across"]
+            if link not in ("left_hand", "right_hand"):
+                raise RetargetError(f"{path}: links.{link}.across: only hands take a palm cue")
+            if not (isinstance(a, list) and len(a) == 2 and all(isinstance(x, str) for x in a)):
+                raise RetargetError(f"{path}: links.{link}.across: expected [little-finger joint, index joint], got {a!r}")
+            across = (a[0], a[1])
+        out[link] = LinkSource(spec["joint"], start, end, across)
     missing = [l for l in CANONICAL_LINKS if l not in out]
     if missing:
         raise RetargetError(f"{path}: links: missing {', '.join(missing)}")
@@ -169,7 +179,7 @@ def load_joint_map(path: str | Path) -> JointMap:
         if not src.end:
             if link not in DISTAL:
                 raise RetargetError(f"{path}: links.{link}.end: required (the point where the bone ends)")
-            out[link] = LinkSource(src.joint, src.start, (out[DISTAL[link]].joint,))
+            out[link] = LinkSource(src.joint, src.start, (out[DISTAL[link]].joint,), src.across)
     detect = tuple(str(d) for d in data.get("detect", []) or [])
     return JointMap(
         name=str(data.get("name", path.stem)),
@@ -208,8 +218,14 @@ def select_joint_map(skeleton: Skeleton, spec: str | Path | None = None, source:
     fits = [maps[name] for score, name in scored if score >= 0]
     if not fits:
         shown = ", ".join(skeleton.names[:6]) + (" ..." if len(skeleton.names) > 6 else "")
+        names = {m.name: {m.canonical(n) for n in skeleton.names} for m in maps.values()}
+        near = max(maps.values(), key=lambda m: sum(d in names[m.name] for d in m.detect) - len(m._missing(names[m.name])))
+        missing = sorted(near._missing(names[near.name]))
+        hint = ""
+        if sum(d in names[near.name] for d in near.detect) >= len(near.detect) // 2 and missing:
+            hint = f"; closest is {near.name}, which lacks {', '.join(missing[:6])} (a missing limb?)"
         raise RetargetError(
-            f"{source}: skeleton ({shown}) matches no joint map (known: {', '.join(maps)}); "
+            f"{source}: skeleton ({shown}) matches no joint map (known: {', '.join(maps)}){hint}; "
             "write one (see tracker/retarget/joint_maps/cmu_mb.yaml) and pass --map FILE"
         )
     return fits[0]

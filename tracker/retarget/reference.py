@@ -45,6 +45,8 @@ class Reference:
         model: name of the character model it was made for.
         source: where it came from (a BVH path...).
         quality: the retargeting quality report (JSON-able dict).
+        contacts: per-frame foot contact labels ``(F, 2)`` bool (left foot, right foot), from
+            the source's heel and toe height and speed; ``None`` when unknown (a DeepMimic file).
     """
 
     q: np.ndarray
@@ -54,9 +56,18 @@ class Reference:
     model: str = "humanoid"
     source: str = ""
     quality: dict = field(default_factory=dict)
+    contacts: np.ndarray | None = None
+
+    #: The feet the columns of :attr:`contacts` stand for.
+    CONTACT_LINKS = ("left_foot", "right_foot")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "q", _frozen(self.q))
+        if self.contacts is not None:
+            c = np.asarray(self.contacts, dtype=bool)
+            if c.shape != (len(self.q), 2):
+                raise ValueError(f"contacts must be (F, 2) = ({len(self.q)}, 2), got {c.shape}")
+            object.__setattr__(self, "contacts", _frozen(c, dtype=bool))
         object.__setattr__(self, "v", _frozen(self.v))
         object.__setattr__(self, "fps", float(self.fps))
         object.__setattr__(self, "joints", tuple((str(n), str(k)) for n, k in self.joints))
@@ -107,7 +118,12 @@ class Reference:
         """The same clip at another frame rate (duration kept, last frame clamped)."""
         n = int(np.floor(self.duration * fps + 1e-9)) + 1
         qs, vs = zip(*(self.sample(i / fps) for i in range(n)))
-        return Reference(np.array(qs), np.array(vs), fps, self.joints, self.model, self.source, self.quality)
+        contacts = None
+        if self.contacts is not None:  # nearest frame
+            idx = np.minimum(np.round(np.arange(n) / fps * self.fps).astype(int), self.n_frames - 1)
+            contacts = self.contacts[idx]
+        return Reference(np.array(qs), np.array(vs), fps, self.joints, self.model, self.source, self.quality,
+                         contacts)
 
     # -- persistence --------------------------------------------------------
     def save(self, path: str | Path) -> Path:
@@ -120,6 +136,7 @@ class Reference:
                 joint_kinds=np.array([k for _, k in self.joints]),
                 model=self.model, source=self.source, quality=json.dumps(self.quality),
                 kind="tracker.reference",
+                **({} if self.contacts is None else {"contacts": self.contacts}),
             )
         return path
 
@@ -134,6 +151,7 @@ class Reference:
                     q=d["q"], v=d["v"], fps=float(d["fps"]),
                     joints=tuple(zip(d["joint_names"].tolist(), d["joint_kinds"].tolist())),
                     model=str(d["model"]), source=str(d["source"]), quality=json.loads(str(d["quality"])),
+                    contacts=d["contacts"] if "contacts" in d else None,
                 )
         except (OSError, ValueError, KeyError) as exc:
             raise RetargetError(f"{path}: cannot read reference ({exc})") from None

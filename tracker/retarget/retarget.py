@@ -9,9 +9,19 @@ Steps (each a function below):
 3. the clip turned to face +X at its start, root motion scaled by leg length;
 4. local joint rotations; hinges (knees, elbows) by swing–twist projection onto
    their axis; joint limits enforced and counted;
-5. optional two-bone IK of feet (and hands) to the scaled source positions;
-6. the feet put on the ground; velocities by smoothed finite differences;
+5. optional two-bone IK of the hands to the scaled source positions;
+6. grounding (:mod:`tracker.retarget.grounding`): the source's foot contacts
+   (:mod:`tracker.retarget.contacts`) planted on the floor by root height and
+   leg IK (``ik_feet``: the ankles follow the scaled source in every frame);
+   velocities by smoothed finite differences;
 7. the quality report (:mod:`tracker.retarget.quality`).
+
+Before step 1, glitches of the source (a joint that flips for a few frames and
+comes back, :mod:`tracker.retarget.glitches`) are found and, unless
+``repair_glitches`` is off, interpolated over. In step 4 each upper limb is
+turned about its bone so the hinge plane holds the source's lower bone, and a
+wrist whose clip-long pose lies beyond its range gets its neutral shifted
+(:mod:`tracker.retarget.limbs`).
 """
 
 from __future__ import annotations
@@ -26,9 +36,13 @@ from tracker.character.kinematics import Kinematics
 from tracker.errors import RetargetError
 from tracker.motion.motion import Motion
 from tracker.retarget.calibrate import cue_weight, frame, hinge_normal, link_offset
+from tracker.retarget.contacts import FOOT_LINKS, FootContacts, detect_contacts
+from tracker.retarget.glitches import find_glitches, glitch_report, repair_glitches
+from tracker.retarget.grounding import ground
 from tracker.retarget.ik import two_bone_ik
+from tracker.retarget.limbs import align_hinges, neutral_shift
 from tracker.retarget.joint_map import CANONICAL_LINKS, DISTAL, JointMap, select_joint_map
-from tracker.retarget.quality import quality_report
+from tracker.retarget.quality import quality_report, segment_ratios
 from tracker.retarget.reference import Reference
 
 FEET = ("left_foot", "right_foot")
@@ -52,6 +66,9 @@ class RetargetOptions:
         drop_tpose: drop an added T-pose first frame (CMU conversions) when
             the pose jumps from it.
         smooth_sigma: Gaussian smoothing of velocities, in source frames.
+        repair_glitches: interpolate over the glitches found (they are reported either way).
+        ground: plant the feet in the source's contact frames (else only shift the clip so
+            its lowest foot point touches the floor).
     """
 
     ik_feet: bool = False
@@ -59,6 +76,8 @@ class RetargetOptions:
     fps: float | None = None
     drop_tpose: bool = True
     smooth_sigma: float = 1.0
+    repair_glitches: bool = True
+    ground: bool = True
 
 
 class SourcePoints:
@@ -175,6 +194,9 @@ def _cue(link: str, src: SourcePoints, jmap: JointMap, geo: CharacterGeometry):
         c = geo.zero[left] - geo.zero[right]
         return s, c, np.ones(f)
 
+    if link in HANDS and jmap.links[link].across:  # the palm's width: little finger -> index, +X at zero
+        a, b = jmap.links[link].across
+        return src(b) - src(a), np.array([1.0, 0.0, 0.0]), np.ones(f)
     hips = lateral("left_thigh", "right_thigh")
     shoulders = lateral("left_upper_arm", "right_upper_arm")
     for side, chains, fallback in (("left", LEG, hips), ("right", LEG, hips), ("left", ARM, shoulders), ("right", ARM, shoulders)):
@@ -211,21 +233,19 @@ def world_rotations(src: SourcePoints, jmap: JointMap, geo: CharacterGeometry) -
     return out
 
 
-def _flatten_feet(rots: dict[str, Rotation], src: SourcePoints, jmap: JointMap, geo: CharacterGeometry) -> None:
-    """Pitch each foot so its sole is level in the frames where the source foot rests on the ground."""
-    for foot in FEET:
-        p = src(jmap.links[foot].joint)
-        h = p[:, 2]
-        speed = np.linalg.norm(np.gradient(p, axis=0), axis=1) * src.motion.fps
-        contact = (h < np.percentile(h, 20) + 0.02) & (speed < np.percentile(speed, 30) + 0.05)
-        if contact.sum() < 1:
+def _flatten_feet(rots: dict[str, Rotation], contacts: FootContacts) -> None:
+    """Calibrate each foot's sole: a constant pitch and roll that level it, on median, over the
+    frames where the source foot is flat on the ground (heel and toe down)."""
+    for k, foot in enumerate(FEET):
+        flat = contacts.flat[:, k]
+        if not flat.any():
+            flat = contacts.contact[:, k]
+        if not flat.any():
             continue
-        up = rots[foot][contact].apply([0, 0, 1])  # sole normal in the world
-        fwd = rots[foot][contact].apply([1, 0, 0])
-        pitch = np.median(np.arcsin(np.clip(np.sum(fwd * [0, 0, 1], axis=1), -1, 1)))
-        roll_side = rots[foot][contact].apply([0, 1, 0])
+        fwd = rots[foot][flat].apply([1, 0, 0])
+        pitch = np.median(np.arcsin(np.clip(fwd[:, 2], -1, 1)))
+        roll_side = rots[foot][flat].apply([0, 1, 0])
         roll = np.median(np.arcsin(np.clip(roll_side[:, 2], -1, 1)))
-        del up
         # local correction: pitch about the foot's y axis, roll about its x axis
         rots[foot] = rots[foot] * Rotation.from_rotvec([0, pitch, 0]) * Rotation.from_rotvec([-roll, 0, 0])
 
@@ -267,10 +287,13 @@ def retarget(
     dropped = 0
     if opt.drop_tpose:
         motion, dropped = _drop_added_tpose(motion)
+    glitches = find_glitches(motion)
+    if opt.repair_glitches:
+        motion = repair_glitches(motion, glitches)
+    fps = motion.fps
     geo = CharacterGeometry(kin)
     src = SourcePoints(motion, jmap)
     rots = world_rotations(src, jmap, geo)
-    _flatten_feet(rots, src, jmap, geo)
 
     # Heading: face +X at the first frame.
     fwd = rots["pelvis"][0].apply([1.0, 0, 0])
@@ -286,29 +309,50 @@ def retarget(
         + np.linalg.norm(src(L["left_foot"].joint) - src(L["left_shin"].joint), axis=1)
     )
     scale = geo.leg_length() / src_leg
-    hipmid = turn.apply(src_hipmid - src_hipmid[0] * [1, 1, 0]) * scale
+
+    def scaled(points: np.ndarray) -> np.ndarray:  # source world -> character world, hips over the origin
+        return turn.apply(points - src_hipmid[0] * [1, 1, 0]) * scale
+
+    heel = np.stack([scaled(src(L[f].joint)) for f in FOOT_LINKS], axis=1)
+    toe = np.stack([scaled(src.bone(L[f])[1]) for f in FOOT_LINKS], axis=1)
+    contacts = detect_contacts(heel, toe, fps)
+    _flatten_feet(rots, contacts)
+    directions = {}
+    for link in ("left_thigh", "left_shin", "right_thigh", "right_shin",
+                 "left_upper_arm", "left_forearm", "right_upper_arm", "right_forearm"):
+        start_s, end_s = src.bone(L[link])
+        directions[link] = turn.apply(end_s - start_s)
+    align_hinges(rots, directions, geo, kin)
+
+    hipmid = scaled(src_hipmid)
     char_hipmid_local = 0.5 * (geo.zero["left_thigh"] + geo.zero["right_thigh"]) - geo.zero["pelvis"]
     pelvis_pos = hipmid - rots["pelvis"].apply(char_hipmid_local)
 
-    q, clamped = _compose_q(kin, rots, pelvis_pos, spherical_limits)
-    if opt.ik_feet or opt.ik_hands:
-        targets = {}
-        for chains, on in ((LEG, opt.ik_feet), (ARM, opt.ik_hands)):
-            if not on:
-                continue
-            for side, chain in chains.items():
-                rel = turn.apply(src(L[chain[2]].joint) - src_hipmid) * scale
-                targets[chain] = rel
+    q, clamped, shifts = _compose_q(kin, rots, pelvis_pos, spherical_limits)
+    if opt.ik_hands:
+        targets = {chain: turn.apply(src(L[chain[2]].joint) - src_hipmid) * scale for chain in ARM.values()}
         q = _apply_ik(kin, q, targets, char_hipmid_local)
-    q = _put_on_ground(kin, q)
-    fps = motion.fps
+    ankle_rel = np.stack([turn.apply(src(L[f].joint) - src_hipmid) * scale for f in FOOT_LINKS], axis=1)
+    if opt.ground:
+        q = ground(kin, q, contacts, ankle_rel, fps, spherical_limits, follow_source=opt.ik_feet)
+    else:
+        if opt.ik_feet:
+            q = _apply_ik(kin, q, {LEG[s]: ankle_rel[:, k] for k, s in enumerate(("left", "right"))},
+                          char_hipmid_local)
+        q = _put_on_ground(kin, q)
+    _make_quats_continuous(q, kin.layout)
     v = differentiate(kin.layout, q, fps, opt.smooth_sigma)
     clamped, clamped_by_joint = clamped
-    report = quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps)
+    report = quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps, contacts)
     report["clamped_by_joint"] = clamped_by_joint
+    report["wrist_neutral_shift_deg"] = shifts
+    report["segment_ratios"] = segment_ratios(src, jmap, geo, scale)
+    report["glitches"] = glitch_report(glitches, dropped, fps)
+    report["glitches_repaired"] = bool(opt.repair_glitches)
     report.update({"convention": jmap.name, "joint_map": str(jmap.path), "scale": float(scale), "dropped_frames": int(dropped),
                    "heading_rad": float(yaw0), "ik_feet": opt.ik_feet, "ik_hands": opt.ik_hands})
-    ref = Reference(q, v, fps, tuple((j.name, j.kind) for j in kin.layout.joints), model_name, source, report)
+    ref = Reference(q, v, fps, tuple((j.name, j.kind) for j in kin.layout.joints), model_name, source, report,
+                    contacts=contacts.contact)
     if opt.fps is not None and abs(opt.fps - fps) > 1e-9:
         ref = ref.resample(opt.fps)
     object.__setattr__(ref, "quality", {**report, "frames": ref.n_frames, "fps": ref.fps})
@@ -324,6 +368,7 @@ def _compose_q(kin, rots, pelvis_pos, spherical_limits):
     q[:, 3:7] = base.as_quat()
     clamped = np.zeros(f, dtype=bool)
     by_joint: dict[str, int] = {}
+    shifts: dict[str, float] = {}
     world = dict(rots)
     for j in kin.joints:
         if j.kind == "fixed":
@@ -342,6 +387,10 @@ def _compose_q(kin, rots, pelvis_pos, spherical_limits):
             q[:, sl] = ang[:, None]
             world[j.child] = parent * Rotation.from_rotvec(ang[:, None] * j.axis)
         else:
+            if spherical_limits and j.name in spherical_limits and j.name.endswith("wrist"):
+                shift = neutral_shift(local, *spherical_limits[j.name])
+                shifts[j.name] = round(float(np.degrees(shift.magnitude())), 2)
+                local = local * shift.inv()
             rv = local.as_rotvec()
             if spherical_limits and j.name in spherical_limits:
                 lo, hi = spherical_limits[j.name]
@@ -354,7 +403,7 @@ def _compose_q(kin, rots, pelvis_pos, spherical_limits):
             q[:, sl] = local.as_quat()
             world[j.child] = parent * local
     _make_quats_continuous(q, lay)
-    return q, (clamped, by_joint)
+    return q, (clamped, by_joint), shifts
 
 
 def _make_quats_continuous(q: np.ndarray, lay) -> None:
