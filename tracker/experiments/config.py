@@ -39,7 +39,7 @@ import yaml
 from tracker.errors import ConfigError, ModelError
 from tracker.experiments.schema import REQUIRED, Context, describe, parse, setting, show, to_plain
 
-ControllerName = Literal["spd", "pd", "native"]
+ControllerName = Literal["spd", "pd", "native", "keyframe_spd", "keyframe_pd"]
 RootModeName = Literal["anchored", "kinematic", "free"]
 
 
@@ -47,7 +47,8 @@ RootModeName = Literal["anchored", "kinematic", "free"]
 class ClipConfig:
     """The clip to track and how to retarget it."""
 
-    path: str = setting(REQUIRED, "BVH file, saved reference (.npz) or DeepMimic motion (.txt)", path=True)
+    path: str = setting(REQUIRED, "BVH file, saved reference (.npz), DeepMimic motion (.txt) or keyframe file "
+                        "(.yaml, tracker keyframes)", path=True)
     joint_map: str | None = setting(None, "joint map: a built-in name or a YAML file; null: detect from joint names")
     ik: Literal["off", "feet", "hands", "both"] = setting("off", "correct feet and/or hands by IK when retargeting")
     fps: float | None = setting(None, "resample the reference to this rate; null: keep the clip's", unit="Hz", gt=0)
@@ -76,7 +77,8 @@ class GainsConfig:
 class ControllerConfig:
     """Which servo tracks the reference."""
 
-    name: ControllerName = setting("spd", "stable PD (spd), explicit PD (pd) or PyBullet's STABLE_PD_CONTROL (native)")
+    name: ControllerName = setting("spd", "stable PD (spd), explicit PD (pd) or PyBullet's STABLE_PD_CONTROL (native); "
+                                   "with a keyframe file also keyframe_spd / keyframe_pd (two cross-faded servos)")
     target_velocity: Literal["ref", "zero"] = setting("ref", "servo toward the reference velocity or zero")
     prediction: Literal["semi_implicit", "explicit"] = setting(
         "semi_implicit", "SPD's next-state prediction (spd only; explicit is Tan et al.'s)")

@@ -9,6 +9,7 @@ returns the report's markdown.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy as np
 from tracker.keyframes.file import load_keyframes
 from tracker.keyframes.profile import GainProfile
 from tracker.keyframes.results import compliance, keyframe_metrics
-from tracker.keyframes.run import KeyframeOptions, run_keyframes
+from tracker.keyframes.run import KeyframeOptions, run_keyframes, tail_motion
 from tracker.paths import DATA_DIR
 
 MOUSE = DATA_DIR / "keyframes" / "mouse.yaml"
@@ -132,18 +133,70 @@ def plot_tail(runs: dict, track, path: Path) -> None:
     plt.close(fig)
 
 
+def claims_table(claims: dict, spacing: np.ndarray) -> str:
+    """The paper's four claims about the mouse beside what we measure at each time step."""
+    cols = list(claims)
+    rows = ["| the paper (§4.2) | " + " | ".join(f"ours, dt = {c} s" for c in cols) + " |",
+            "|---|" + "---|" * len(cols)]
+
+    def cells(fn) -> str:
+        return " | ".join(fn(claims[c]) for c in cols)
+
+    def spline(c):
+        return f"largest tail bend {np.degrees(c[('spd', 130.0)][1]['secondary_motion']['spline_peak_rad']):.2f}°"
+
+    def secondary(c):
+        rec, m, _ = c[("spd", 130.0)]
+        sm = m["secondary_motion"]
+        tip = np.degrees(np.abs(rec.q[:, 7:].sum(axis=1)).max())
+        return (f"each tail joint bends up to {np.degrees(sm['peak_rad']):.1f}° (tip vs body {tip:.0f}°); "
+                f"{np.degrees(sm['at_last_key_rad']):.1f}° when the root stops → "
+                f"{np.degrees(sm['end_rad']):.2f}° 1.5 s later")
+
+    def explodes(c):
+        rec, _, _ = c[("pd", 10.0)]
+        return f"{rec.status} at {rec.n_steps * rec.dt:.2f} s" + (f" ({rec.message.split(': ', 1)[-1]})"
+                                                                   if rec.diverged else "")
+
+    def misses(c):
+        rec, _, keys = c[("pd", 0.005)]
+        ratio = [k["root_position_m"] / d for k, d in zip(keys, spacing)]
+        tail = f"; diverges at {rec.n_steps * rec.dt:.2f} s (the tail)" if rec.diverged else ""
+        return (f"at {len(keys)} key times the root is {min(k['root_position_m'] for k in keys) * 100:.0f}–"
+                f"{max(k['root_position_m'] for k in keys) * 100:.0f} cm off, {min(ratio):.1f}–{max(ratio):.1f}× "
+                f"the distance between keys{tail}")
+
+    def meets(c):
+        _, _, keys = c[("spd", 130.0)]
+        lags = [k["closest_lag_s"] for k in keys[:-1]]
+        return (f"root within {max(k['root_position_m'] for k in keys) * 100:.1f} cm of every key at its time "
+                f"(≤ {max(k['root_position_m'] / d for k, d in zip(keys, spacing)):.2f}× the spacing); passes "
+                f"within {max(k['closest_m'] for k in keys) * 100:.1f} cm of each, {min(lags):.2f}–{max(lags):.2f} s "
+                f"late (k_d/k_p = 10 dt)")
+
+    rows += [f"| cubic-spline interpolation: 'the tail appears rigid' | {cells(spline)} |",
+             f"| SPD: 'realistic secondary motion on the tail' | {cells(secondary)} |",
+             f"| PD, k_p = 10 m_sub: 'explodes quickly' | {cells(explodes)} |",
+             f"| PD, k_p = 0.005 m_sub: 'does not meet the keyframes at the specified time' | {cells(misses)} |",
+             f"| SPD: 'keyframes are well satisfied' | {cells(meets)} |"]
+    return "\n".join(rows)
+
+
 def mouse_section(out: Path) -> str:
     kf = load_keyframes(MOUSE)
     rows = ["| dt | interpolation | status | root error at key times (cm) | closest pass (cm), lag (s) "
             "| orientation error (deg) | tail: largest bend of a joint (deg) | at last key → end of hold (deg) |",
             "|---|---|---|---:|---:|---:|---:|---:|"]
     spd_runs, spd_track, spd_rec = {}, None, None
+    claims: dict[str, dict] = {}
     for dt in DTS:
         step = f"1/{round(1 / dt)}"
+        c = claims[step] = {}
         for label, ctrl, kp in MOUSE_RUNS:
             rec, track, _ = run_keyframes(kf, KeyframeOptions(ctrl, dt, kp_per_kg=kp))
             m = keyframe_metrics(rec, track, KeyframeOptions(ctrl, dt, "poly", 2.0, kp, kf.kd_ratio))
             keys = [k for k in m["keys"] if k["root_position_m"] is not None]
+            c[(ctrl, kp)] = (rec, m, keys)
             if ctrl == "spd":
                 spd_runs[f"SPD, dt = {step} s"] = rec
                 if dt == DTS[0]:
@@ -162,15 +215,19 @@ def mouse_section(out: Path) -> str:
     plot_fig6(spd_rec, spd_track, out / "tan2011_fig6.png", (0.4, 1.15, 1.8, 2.5, 3.2, 3.8))
     plot_tail(spd_runs, spd_track, out / "tan2011_fig6_tail.png")
     spacing = np.linalg.norm(np.diff(spd_track.key_q[:, 0:3], axis=0), axis=1)
+    # The paper's own gains on the tail too (no 0.01 scale): how rigid SPD keeps it.
+    rec130, track130, _ = run_keyframes(dataclasses.replace(kf, gain_scale={}), KeyframeOptions("spd", DTS[0]))
+    stiff = tail_motion(rec130, track130)["peak_rad"]
     return "\n".join([
         "### The toy mouse (Fig. 6)\n",
+        claims_table(claims, spacing), "",
         "Our mouse (the paper gives no sizes): a 30 g body, a 14.4 cm tail of 12 links of 0.5 g joined by "
         "vertical hinges (`python -m tracker.scenes.mouse`); gravity off (a frictionless table); 6 root keys "
         f"over 3.5 s: a dash, a left turn, a dash, a U-turn, a stop (key spacing {spacing.min() * 100:.0f}–"
         f"{spacing.max() * 100:.0f} cm), then 1.5 s of hold; `data/keyframes/mouse.yaml`. Only the root is keyed; "
         "every key leaves the tail straight, so the tail's servos pull it straight with the same cross-faded "
         "gains, scaled by 0.01: at the paper's 130 m_sub the light tail is as rigid under SPD as under the spline "
-        "(largest bend 0.12°). Key errors are at keys 1–5; 'closest pass' is the root's nearest approach to "
+        f"(largest bend {np.degrees(stiff):.2f}° at 1/60 s). Key errors are at keys 1–5; 'closest pass' is the root's nearest approach to "
         "each key position within half an interval of the key time, and when.\n",
         *rows, "",
         "![Fig. 6](tan2011_fig6.png)\n", "![Tail](tan2011_fig6_tail.png)\n",

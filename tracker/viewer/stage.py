@@ -73,7 +73,9 @@ class Stage:
     """
 
     def __init__(self, model, controls: Controls, title: str = "", dt: float = 1.0 / 60.0, world=None,
-                 shadows: bool = False) -> None:
+                 shadows: bool = False, camera: tuple[float, float, float] | None = None,
+                 camera_height: float | None = None,
+                 ghost_offset: tuple[float, float, float] = BESIDE_OFFSET) -> None:
         from tracker.character.character import Character
 
         self.world = world if world is not None else open_window_world(dt)
@@ -87,11 +89,13 @@ class Stage:
                 with quiet_stdio():
                     self.character = Character.load(c, model)
                 self.ghost = make_ghost(c, model)
-            self.window = Window(c, controls, [title] if title else [])
+            view = {k: v for k, v in (("camera", camera), ("camera_height", camera_height)) if v is not None}
+            self.window = Window(c, controls, [title] if title else [], **view)
         except BaseException:
             self.world.close()
             raise
         self.controls = controls
+        self.ghost_offset = np.asarray(ghost_offset, dtype=float)  # where the ghost stands "beside", m
         self._markers: dict[object, tuple[int, float]] = {}  # key -> (body, radius)
         self._shown: dict[object, BallView] = {}
 
@@ -104,7 +108,7 @@ class Stage:
         self.character.reset_state(q)
         g = np.array(q_ref, dtype=float)
         if self.ghost_mode == "beside":
-            g[0:3] += BESIDE_OFFSET
+            g[0:3] += self.ghost_offset
         elif self.ghost_mode == "off":
             g[0:3] = HIDDEN  # out of sight under the ground; cheaper than re-colouring every link
         self.ghost.reset_state(g)
@@ -134,7 +138,7 @@ class Stage:
         """The point the camera follows: the character's root, or midway to the ghost beside it."""
         pos = np.array(q[0:3], dtype=float)
         if self.ghost_mode == "beside":
-            pos = pos + 0.5 * np.asarray(BESIDE_OFFSET)
+            pos = pos + 0.5 * self.ghost_offset
         return pos
 
     def bodies(self) -> dict[str, object]:
