@@ -55,7 +55,8 @@ def penalty_table(quick: bool) -> str:
     steps = []
     for dt in ((1 / 30, 1 / 240) if quick else (1 / 30, 1 / 60, 1 / 240)):
         r = simulate(paper_helix(2400), dt, 2.0, kp=KP, kd_ratio=KD_RATIO, method="penalty", integrator="symplectic")
-        what = f"diverged after {r.t.size} steps ({r.t.size * dt:.3f} s)" if r.diverged else "stable"
+        n = r.t.size
+        what = f"diverged after {n} step{'s' * (n != 1)} ({n * dt:.3f} s)" if r.diverged else "stable"
         steps.append((dt, r.t.size if r.diverged else None))
         rows.append(f"| 2400 | 1/{round(1 / dt)} | {KP * dt * dt:.0f} | {what} |")
     r = simulate(paper_helix(240), 2e-4, 0.4, kp=KP, kd_ratio=KD_RATIO, method="penalty", integrator="symplectic")
@@ -139,8 +140,8 @@ def section(out: Path, quick: bool = False) -> str:
         f"| 24 segments: 'oscillations … damp out quickly and never accumulate' | at 1/30 s within "
         f"{worst('curve', 24, 1 / 30)} mm of the curve, rod within {worst('rod', 24, 1 / 30)} mm; {minute_cell(24)} |",
         "| the penalty method 'is numerically unstable unless sufficiently small time steps are used' | the same "
-        "spring and damper without prediction diverges in " + ", ".join(f"{n} steps at 1/{round(1 / dt)} s"
-                                                                         for dt, n in steps if n)
+        "spring and damper without prediction diverges in "
+        + ", ".join(f"{n} step{'s' * (n != 1)} at 1/{round(1 / dt)} s" for dt, n in steps if n)
         + f"; {'stable' if small_ok else 'unstable'} at 0.2 ms |",
     ])
     return "\n".join([

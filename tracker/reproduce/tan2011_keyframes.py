@@ -259,7 +259,7 @@ def section(out: Path, quick: bool = False) -> str:
     """The §4.2 part of the report (markdown); figures written into ``out``."""
     plot_fig5(out / "tan2011_fig5.png")
     return "\n".join([
-        "## §4.2 Keyframe interpolation with cross-faded SPD gains\n",
+        "\n## §4.2 Keyframe interpolation with cross-faded SPD gains\n",
         "Two SPD servos per DOF, toward the previous and the next key, zero target velocity, gains "
         "k_i = (1−α)^p k_p and k_i+1 = (α^p + 0.005) k_p (`tracker/control/keyframe_spd.py`; one SPD with the "
         "summed gains toward the gain-weighted target to 1e-13 N·m on scalar DOFs, "
