@@ -34,8 +34,8 @@ def test_the_session_marks_the_next_key_and_reports_the_cross_fade():
 
 def test_the_window_is_framed_for_the_mouse_and_left_alone_for_the_humanoid():
     from tracker.character.model import load_model
-    from tracker.commands.keyframes import view_for
+    from tracker.viewer.stage import framing
 
-    assert view_for(load_model("humanoid")) == {}
-    v = view_for(load_model(str(DATA_DIR / "mouse" / "mouse.yaml")))
+    assert framing(load_model("humanoid")) == {}
+    v = framing(load_model(str(DATA_DIR / "mouse" / "mouse.yaml")))
     assert v["camera"][0] < 1.0 and v["camera_height"] < 0.1 and 0.1 <= v["ghost_offset"][1] < 0.5

@@ -98,23 +98,6 @@ def summary_text(m: dict, track, out) -> str:
     return "\n".join(lines)
 
 
-def view_for(model) -> dict:
-    """Camera and ghost offset for the window, scaled to the model's size (the defaults frame a 1.75 m
-    humanoid; the toy mouse is 25 cm long). Empty for a human-sized model."""
-    import numpy as np
-
-    from tracker.viewer.window import BESIDE_OFFSET, CAMERA, CAMERA_HEIGHT
-
-    pts = np.array(list(model.kinematics().zero_pose_positions().values()))
-    extent = float(np.ptp(pts, axis=0).max())
-    scale = extent / 1.6
-    if 0.5 < scale < 2.0:
-        return {}
-    return {"camera": (CAMERA[0] * scale * 1.2, CAMERA[1], -35.0),
-            "camera_height": CAMERA_HEIGHT * scale * 0.2,
-            "ghost_offset": tuple(float(x) * max(extent * 1.5, 0.1) for x in BESIDE_OFFSET)}
-
-
 def play(args: argparse.Namespace) -> int:
     """``tracker play FILE.yaml`` for a keyframe file: the two-servo run live, the spline as the ghost."""
     from pathlib import Path
@@ -126,6 +109,7 @@ def play(args: argparse.Namespace) -> int:
     from tracker.sim.quiet import quiet_stdio
     from tracker.viewer.keyframes import KeyframeSession
     from tracker.viewer.playback import LivePlayer
+    from tracker.viewer.stage import framing
     from tracker.viewer.window import open_window_world
 
     if args.overrides or args.model:
@@ -142,7 +126,7 @@ def play(args: argparse.Namespace) -> int:
                 player = LivePlayer(session, ghost=args.ghost, speed=args.speed, world=window, shadows=args.shadows,
                                     title=f"tracker play {Path(args.source).name}  (keyframes, {sim.model.name}, "
                                           f"two SPD servos, {track.profile.label()}, dt {opts.dt:.4g} s; "
-                                          f"ghost: cubic spline)", **view_for(sim.model))
+                                          f"ghost: cubic spline)", **framing(sim.model))
                 stats = player.run(args.frames, presses_by_frame(args.press), args.screenshot, args.grab_screen)
             finally:
                 sim.close()

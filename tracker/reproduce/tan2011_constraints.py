@@ -151,7 +151,8 @@ def section(out: Path, quick: bool = False) -> str:
         "particle B hanging from it on a massless rod (eq. 14–16), gravity and the two constraint forces only, "
         "k_p = 1e6, k_d = 1.5 k_p Δt (`tracker/scenes/tinkertoy.py`, pure numpy). The paper gives no sizes; "
         "ours: helix radius 1 m, pitch 0.6 m per turn, 3 turns (A slides from 1.96 m down to 0.8–1.2 m in the "
-        "first 6 s and reaches the foot at 0.2 m after 7.4 s at the earliest), 1 kg particles, a 0.5 m rod, B hanging at rest below A at the start. 'Semi-implicit' "
+        "first 6 s and reaches the foot at 0.2 m after 7.4 s at the earliest), 1 kg particles, a 0.5 m rod, "
+        "B hanging at rest below A at the start. 'Semi-implicit' "
         "adds k_p h² d dᵀ to the implicit mass, the prediction consistent with symplectic Euler "
         "(the paper's is consistent with explicit Euler).\n",
         f"### The slide down the helix ({SLIDE_S:g} s)\n", slide, "",

@@ -227,7 +227,8 @@ def mouse_section(out: Path) -> str:
         f"{spacing.max() * 100:.0f} cm), then 1.5 s of hold; `data/keyframes/mouse.yaml`. Only the root is keyed; "
         "every key leaves the tail straight, so the tail's servos pull it straight with the same cross-faded "
         "gains, scaled by 0.01: at the paper's 130 m_sub the light tail is as rigid under SPD as under the spline "
-        f"(largest bend {np.degrees(stiff):.2f}° at 1/60 s). Key errors are at keys 1–5; 'closest pass' is the root's nearest approach to "
+        f"(largest bend {np.degrees(stiff):.2f}° at 1/60 s). Key errors are at keys 1–5; 'closest pass' is the "
+        "root's nearest approach to "
         "each key position within half an interval of the key time, and when.\n",
         *rows, "",
         "![Fig. 6](tan2011_fig6.png)\n", "![Tail](tan2011_fig6_tail.png)\n",

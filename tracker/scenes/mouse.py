@@ -8,8 +8,10 @@ mouse turns and accelerates. Only the root is keyframed; the tail joints keep
 their zero (straight) pose in every key, and so are servoed toward a straight
 tail by the cross-faded keyframe gains, ``k_p = 130 m_sub`` (from 0.78 N·m/rad
 at the tail's base to 0.065 at its tip; the tail's inertia about its own base
-is 1e-5 kg·m² and about its tip joint 2.4e-8: the ill-conditioned mass
-matrix the paper blames for PD's instability).
+is 4e-5 kg·m² and about its tip joint 2.4e-8: the ill-conditioned mass
+matrix the paper blames for PD's instability). At those gains SPD holds the
+tail as straight as a spline does, so ``data/keyframes/mouse.yaml`` scales
+the tail's gains by 0.01 (``gains.scale``); see ``docs/tan2011.md``.
 
 ``python -m tracker.scenes.mouse`` writes ``data/mouse/mouse.urdf`` and its
 model file ``data/mouse/mouse.yaml`` (both committed; rerun after changing

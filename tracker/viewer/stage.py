@@ -52,6 +52,25 @@ class BallView:
     rgba: tuple[float, float, float, float]
 
 
+def framing(model) -> dict:
+    """``camera``, ``camera_height`` and ``ghost_offset`` for :class:`Stage`, scaled to a model far from
+    human size (the defaults frame a 1.75 m humanoid; the toy mouse is 25 cm long); empty otherwise.
+
+    Args:
+        model: a :class:`~tracker.character.model.Model`.
+    """
+    from tracker.viewer.window import CAMERA, CAMERA_HEIGHT
+
+    pts = np.array(list(model.kinematics().zero_pose_positions().values()))
+    extent = float(np.ptp(pts, axis=0).max())
+    scale = extent / 1.6
+    if 0.5 < scale < 2.0:
+        return {}
+    return {"camera": (CAMERA[0] * scale * 1.2, CAMERA[1], -35.0),
+            "camera_height": CAMERA_HEIGHT * scale * 0.2,
+            "ghost_offset": tuple(float(x) * max(extent * 1.5, 0.1) for x in BESIDE_OFFSET)}
+
+
 class Stage:
     """A GUI window showing a character, its translucent reference ghost and balls.
 
