@@ -3,8 +3,8 @@
 Part of ``tracker reproduce tan2011``: the gain profiles (Fig. 5), the toy mouse
 (Fig. 6: spline vs SPD, PD with 10 and 0.005 m_sub) at 1/60 and 1/30 s, and the
 humanoid example with p = 2, p = 4 and the linear profile. Writes
-``tan2011_fig5.png``, ``tan2011_fig6.png`` and ``tan2011_fig6_tail.png`` and
-returns the report's markdown.
+``tan2011_fig5.png``, ``tan2011_fig6.png``, ``tan2011_fig6_tail.png`` and
+``tan2011_humanoid.png`` and returns the report's markdown.
 """
 
 from __future__ import annotations
@@ -235,25 +235,60 @@ def mouse_section(out: Path) -> str:
     ])
 
 
-def humanoid_section(quick: bool) -> str:
+def plot_humanoid(runs: dict, track, path: Path, joints=("right_elbow", "left_knee", "right_shoulder")) -> None:
+    """The same joints under each profile, the spline and the keys (rotation angle for spherical joints)."""
+    import matplotlib.pyplot as plt
+
+    from tracker.analysis.plots import save_figure
+
+    lay = track.layout
+    ts = np.linspace(0, track.duration, 600)
+    spline = np.array([track.sample(t)[0] for t in ts])
+
+    def angle(q: np.ndarray, name: str) -> np.ndarray:
+        s = lay[name]
+        if s.kind == "revolute":
+            return np.degrees(q[:, s.q.start])
+        return np.degrees(2 * np.arccos(np.clip(np.abs(q[:, s.q.stop - 1]), 0, 1)))
+
+    fig, axes = plt.subplots(len(joints), 1, figsize=(8, 2.3 * len(joints)), dpi=110, sharex=True)
+    for ax, name in zip(axes, joints):
+        for label, rec in runs.items():
+            ax.plot(rec.t, angle(rec.q, name), lw=1.2, label=label)
+        ax.plot(ts, angle(spline, name), "k--", lw=0.8, label="cubic spline")
+        ax.plot(track.times, angle(track.key_q, name), "o", color="tab:red", label="keys")
+        ax.set_ylabel(f"{name} (deg)", fontsize=8)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7, ncol=3, loc="upper right")
+    axes[0].set_title("Humanoid keyframes: two SPD servos per DOF under each gain profile", fontsize=9)
+    axes[-1].set_xlabel("time (s)")
+    fig.tight_layout()
+    save_figure(fig, path, dpi=110)
+    plt.close(fig)
+
+
+def humanoid_section(out: Path, quick: bool) -> str:
     kf = load_keyframes(HUMANOID)
+    runs, track = {}, None
     rows = ["| profile | mean summed gain between keys (k_p) | joint error at the keys, mean / max (deg) "
             "| deviation from the spline while keyed, mean (deg) | status |",
             "|---|---:|---:|---:|---|"]
     for label, kind, power in HUMANOID_PROFILES[: 2 if quick else 3]:
         opts = KeyframeOptions("spd", 1 / 60, kind, power)
         rec, track, _ = run_keyframes(kf, opts)
+        runs[label] = rec
         m = keyframe_metrics(rec, track, opts.resolved(kf))
         rows.append(f"| {label} | {compliance(track):.3f} | {np.degrees(m['key_joint_error_mean_rad']):.2f} / "
                     f"{np.degrees(m['key_joint_error_max_rad']):.1f} | "
                     f"{np.degrees(m['spline_deviation_mean_rad']):.2f} | {rec.status} |")
+    plot_humanoid(runs, track, out / "tan2011_humanoid.png")
     return "\n".join([
         "### The humanoid example\n",
         "`data/keyframes/humanoid_throw.yaml`: 8 key poses over 4.2 s (rest, wind-up, throw, follow-through, "
         "one-leg balance, wave, rest), anchored root, gravity on, dt = 1/60 s, k_p = 130 m_sub, k_d = 10 k_p dt. "
         "A higher p lowers the gains between keys (more compliant in-betweens, which also sag under gravity); "
         "linear keeps them at k_p throughout (stiff).\n",
-        *rows, ""])
+        *rows, "", "![Humanoid](tan2011_humanoid.png)\n"])
 
 
 def section(out: Path, quick: bool = False) -> str:
@@ -267,5 +302,5 @@ def section(out: Path, quick: bool = False) -> str:
         "`tests/keyframes/test_two_servos.py`). The paper: k_p = 130 m_sub, k_d = 10 k_p Δt.\n",
         "![Fig. 5](tan2011_fig5.png)\n",
         mouse_section(out),
-        humanoid_section(quick),
+        humanoid_section(out, quick),
     ])
