@@ -104,6 +104,8 @@ BROKEN = [
      "{f}: gains.scale.tail: matches no joint of the model (joints: "),
     ("velocity of an unknown joint", "model: humanoid\nkeys:\n  - t: 0\n    velocity: {tail: 1}\n  - t: 1\n",
      "{f}: keys[0].velocity.tail: no joint 'tail' in the model (joints: "),
+    ("an experiment config", "clip: {path: clip.bvh}\n",
+     "{f}: this is an experiment config, not a keyframe file (run it with 'tracker run')"),
     ("invalid yaml", "model: [humanoid\n", "{f}:2: invalid YAML (did not find expected ',' or ']')"),
 ]
 

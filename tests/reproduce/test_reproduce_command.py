@@ -38,3 +38,10 @@ def test_tan2011_quick_writes_report_and_figure(tmp_path):
     assert "## Tables 1–2" in report and "## Figure 4" in report
     assert "Cells within 20% of the paper: **46/48**" in report
     assert (out / "tan2011_fig4.png").stat().st_size > 10_000
+    # §4.2 and §4.3 (tests/keyframes and tests/scenes check their numbers)
+    assert "## §4.2 Keyframe interpolation" in report and "## §4.3 SPD for constraints" in report
+    assert "| 1/60 | PD, k_p = 10 m_sub | diverged at 0.27 s |" in report
+    assert "| 2400 | 1/30 | 1111 | diverged after 1 step " in report
+    for fig in ("tan2011_fig5.png", "tan2011_fig6.png", "tan2011_fig6_tail.png", "tan2011_humanoid.png",
+                "tan2011_fig7.png"):
+        assert f"]({fig})" in report and (out / fig).stat().st_size > 10_000

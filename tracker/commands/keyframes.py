@@ -96,3 +96,46 @@ def summary_text(m: dict, track, out) -> str:
         lines.append(f"  DIVERGED: {m['message']} (the result folder holds what ran before)")
     lines.append(f"wrote {out}/")
     return "\n".join(lines)
+
+
+def play(args: argparse.Namespace) -> int:
+    """``tracker play FILE.yaml`` for a keyframe file: the two-servo run live, the spline as the ghost."""
+    from pathlib import Path
+
+    from tracker.commands.play import presses_by_frame
+    from tracker.errors import ConfigError
+    from tracker.keyframes.file import load_keyframes
+    from tracker.keyframes.run import KeyframeOptions, build_simulation
+    from tracker.sim.quiet import quiet_stdio
+    from tracker.viewer.keyframes import KeyframeSession
+    from tracker.viewer.playback import LivePlayer
+    from tracker.viewer.stage import framing
+    from tracker.viewer.window import open_window_world
+
+    if args.overrides or args.model:
+        raise ConfigError("--set and --model do not apply to a keyframe file (edit the file, or use "
+                          "'tracker keyframes' for its options)")
+    kf = load_keyframes(args.source)
+    opts = KeyframeOptions(dt=args.dt or 1.0 / 60.0).resolved(kf)
+    with quiet_stdio():
+        window = open_window_world(opts.dt)
+        try:
+            sim, track, _ = build_simulation(kf, opts)
+            try:
+                session = KeyframeSession(sim, track)
+                player = LivePlayer(session, ghost=args.ghost, speed=args.speed, world=window, shadows=args.shadows,
+                                    title=f"tracker play {Path(args.source).name}  (keyframes, {sim.model.name}, "
+                                          f"two SPD servos, {track.profile.label()}, dt {opts.dt:.4g} s; "
+                                          f"ghost: cubic spline)", **framing(sim.model))
+                stats = player.run(args.frames, presses_by_frame(args.press), args.screenshot, args.grab_screen)
+            finally:
+                sim.close()
+        finally:
+            window.close()
+    if args.frames is not None:
+        print(f"played {stats.frames} frames, {stats.steps} steps ({stats.steps * stats.dt:.2f} s of keyframes) "
+              f"in {stats.wall_s:.2f} s: {stats.realtime_factor:.1f}x real time in the window "
+              f"(stepping alone {stats.step_realtime_factor:.1f}x)")
+        if args.screenshot and not stats.closed:
+            print(f"wrote {args.screenshot}")
+    return 0

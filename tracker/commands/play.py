@@ -76,7 +76,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "the panel has the same as buttons and sliders for speed, k_t, k_r, t_e, t_f and the "
                     "gain scale, which act from the next step. Closing the window ends the program.",
     )
-    p.add_argument("source", help="experiment config (YAML) or clip (BVH, reference .npz, DeepMimic motion)")
+    p.add_argument("source", help="experiment config (YAML), keyframe file (YAML) or clip (BVH, reference .npz, "
+                                  "DeepMimic motion)")
     p.add_argument("--model", default=None, help="character model (default: the config's, or humanoid)")
     p.add_argument("--dt", type=parse_dt, default=None, help="physics/control time step, e.g. 1/60")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -91,6 +92,12 @@ def run(args: argparse.Namespace) -> int:
     from tracker.viewer.window import open_window_world
 
     check_window_options(args)
+    from tracker.keyframes.file import is_keyframe_file
+
+    if is_keyframe_file(args.source):  # a keyframe file (tracker keyframes) rather than an experiment
+        from tracker.commands.keyframes import play
+
+        return play(args)
     overrides = list(args.overrides) + ([f"sim.dt={args.dt!r}"] if args.dt is not None else [])
     cfg = live_config(args.source, args.model, overrides)
     with quiet_stdio():  # PyBullet's GUI thread prints its OpenGL set-up and shut-down

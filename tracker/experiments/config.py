@@ -46,7 +46,7 @@ from tracker.errors import ConfigError, ModelError, TrackerError
 from tracker.experiments.schema import (REQUIRED, Context, describe, expand_user, is_file, parse, setting, show,
                                         to_plain)
 
-ControllerName = Literal["spd", "pd", "native", "analytic_pd", "timed_pd"]
+ControllerName = Literal["spd", "pd", "native", "keyframe_spd", "keyframe_pd", "analytic_pd", "timed_pd"]
 RootModeName = Literal["anchored", "kinematic", "free"]
 
 
@@ -54,7 +54,8 @@ RootModeName = Literal["anchored", "kinematic", "free"]
 class ClipConfig:
     """The clip to track and how to retarget it."""
 
-    path: str = setting(REQUIRED, "BVH file, saved reference (.npz) or DeepMimic motion (.txt)", path=True)
+    path: str = setting(REQUIRED, "BVH file, saved reference (.npz), DeepMimic motion (.txt) or keyframe file "
+                        "(.yaml, tracker keyframes)", path=True)
     joint_map: str | None = setting(None, "joint map: a built-in name or a YAML file; null: detect from joint names")
     ik: Literal["off", "feet", "hands", "both"] = setting("off", "correct feet and/or hands by IK when retargeting")
     fps: float | None = setting(None, "resample the reference to this rate; null: keep the clip's", unit="Hz", gt=0, le=10000)
@@ -118,7 +119,8 @@ class ControllerConfig:
 
     name: ControllerName = setting("spd", "stable PD (spd), explicit PD (pd), PyBullet's STABLE_PD_CONTROL "
                                    "(native), Weinstein et al. 2008's analytic PD (analytic_pd) or Allen et al. "
-                                   "2007's timed PD (timed_pd)")
+                                   "2007's timed PD (timed_pd); with a keyframe file also keyframe_spd / "
+                                   "keyframe_pd (two cross-faded servos)")
     target_velocity: Literal["ref", "zero"] = setting("ref", "servo toward the reference velocity or zero")
     prediction: Literal["semi_implicit", "explicit"] = setting(
         "semi_implicit", "SPD's next-state prediction (spd only; explicit is Tan et al.'s)")

@@ -80,6 +80,14 @@ class Outcome:
 def _reference(model: str, path: str, mtime: float, joint_map: str | None, ik: str, fps: float | None,
                keep_first_frame: bool):
     """Retargeting is the slow part of a short run; sweeps reuse the reference within a process."""
+    from tracker.keyframes.file import is_keyframe_file
+
+    if is_keyframe_file(path):  # keyframes (tracker.keyframes) are a source like a clip
+        from tracker.character.model import load_model
+        from tracker.keyframes import load_keyframes
+        from tracker.keyframes.track import KeyframeTrack
+
+        return KeyframeTrack.build(load_keyframes(path), load_model(model))
     from tracker.retarget import load_clip_reference
 
     return load_clip_reference(path, model=model, joint_map=joint_map, ik_feet=ik in ("feet", "both"),
@@ -226,6 +234,9 @@ def make_simulation(prep: Prepared, *, scenario=None, schedule=None, gui: bool =
                      world=world)
     sim.base_gains = prep.gains
     sim.gains = prep.gains
+    keyframes = getattr(prep.reference, "file", None)
+    if keyframes is not None and not keyframes.gravity:  # a keyframe file may switch gravity off
+        sim.world.set_gravity((0.0, 0.0, 0.0))
     if cfg.controller.name == "spd" and cfg.controller.prediction != "semi_implicit":
         # Simulation builds SPD with its default prediction; the config asks for another one.
         passive = None

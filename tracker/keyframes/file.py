@@ -253,6 +253,8 @@ def parse_keyframes(raw: Any, path: str | Path) -> KeyframeFile:
     if raw is None:
         raise ctx.fail("", "the file is empty (it needs model and keys)")
     data = ctx.mapping(raw, "")
+    if "clip" in data and "keys" not in data:
+        raise ctx.fail("", "this is an experiment config, not a keyframe file (run it with 'tracker run')")
     ctx.keys(data, "", _TOP_REQUIRED, _TOP_OPTIONAL)
     spec, model = _model_spec(ctx, data["model"])
     units = ctx.choice(data.get("angles", "degrees"), "angles", ANGLE_UNITS)

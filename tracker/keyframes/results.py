@@ -195,13 +195,15 @@ def report_markdown(m: dict, track: KeyframeTrack, files: dict[str, str]) -> str
              "| joints max (deg) |",
              "|---:|---:|---:|---:|---:|---:|---:|"]
     for k in m["keys"]:
-        lines.append(f"| {k['key']} | {k['t']:g} | {_f(k['root_position_m'], 100, 2)} | {_f(k['root_miss_ratio'], 1, 2)} "
+        lines.append(f"| {k['key']} | {k['t']:g} | {_f(k['root_position_m'], 100, 2)} "
+                     f"| {_f(k['root_miss_ratio'], 1, 2)} "
                      f"| {_f(k['root_orientation_rad'], 180 / np.pi, 1)} | {_f(k['joint_mean_rad'], 180 / np.pi, 2)} "
                      f"| {_f(k['joint_max_rad'], 180 / np.pi, 2)} |")
     sm = m.get("secondary_motion")
     if sm:
         lines += ["", "## Secondary motion of the joints no key moves\n",
-                  f"{len(sm['joints'])} joints ({', '.join(sm['joints'][:4])}{'…' if len(sm['joints']) > 4 else ''}): "
+                  f"{len(sm['joints'])} joints ({', '.join(sm['joints'][:4])}"
+                  f"{'…' if len(sm['joints']) > 4 else ''}): "
                   f"largest deflection {np.degrees(sm['peak_rad']):.2f} deg while keyed (cubic spline: "
                   f"{np.degrees(sm['spline_peak_rad']):.2f} deg), {np.degrees(sm['at_last_key_rad']):.2f} deg at "
                   f"the last key, {np.degrees(sm['end_rad']):.3f} deg at the end of the hold."]

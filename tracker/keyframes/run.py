@@ -59,7 +59,8 @@ class KeyframeOptions:
             kd_ratio=kf.kd_ratio if self.kd_ratio is None else self.kd_ratio,
         )
         if not out.kp_per_kg > 0 or not out.kd_ratio >= 0:
-            raise ConfigError(f"keyframe gains must be positive: kp_per_kg {out.kp_per_kg!r}, kd_ratio {out.kd_ratio!r}")
+            raise ConfigError(f"keyframe gains must be positive: kp_per_kg {out.kp_per_kg!r}, "
+                              f"kd_ratio {out.kd_ratio!r}")
         GainProfile(out.profile, out.power)  # validates
         return out
 

@@ -134,25 +134,32 @@ class KeyframeTrack:
         self.__dict__["_rot_q"] = rot_q
         self.__dict__["_rot_splines"] = [RotationSpline(t, Rotation.from_quat(self.key_q[:, idx])) for idx in rot_q]
 
-    def _spline_q(self, t: float) -> np.ndarray:
-        tc = min(max(t, float(self.times[0])), float(self.times[-1]))
-        q = self.key_q[0].copy()
+    def _spline_qs(self, ts: np.ndarray) -> np.ndarray:
+        """Spline poses at times ``ts (n,)`` (clamped to the keys), ``(n, nq)``: one call per spline."""
+        tc = np.clip(ts, float(self.times[0]), float(self.times[-1]))
+        q = np.tile(self.key_q[0], (len(tc), 1))
         if self._lin_spline is not None:
-            q[self._lin] = self._lin_spline(tc)
+            q[:, self._lin] = self._lin_spline(tc)
         for idx, spline in zip(self._rot_q, self._rot_splines):
-            q[idx] = spline(tc).as_quat()
+            q[:, idx] = spline(tc).as_quat()
         return q
 
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """The cubic-spline interpolation of the keys at ``t`` s: ``q (nq,)``, ``v (nv,)``.
 
-        Clamped to the first and last key (at rest there).
+        Clamped to the first and last key (at rest there). The loop asks twice for the same
+        time (reference and servo target), so the last answer is kept.
         """
-        q = self._spline_q(t)
+        last = self.__dict__.get("_last")
+        if last is not None and last[0] == t:
+            return last[1].copy(), last[2].copy()
         if t <= self.times[0] or t >= self.times[-1]:
-            return q, np.zeros(self.layout.nv)
-        v = self.layout.difference(self._spline_q(t + _FD), self._spline_q(t - _FD)) / (2 * _FD)
-        return q, v
+            q, v = self._spline_qs(np.array([t]))[0], np.zeros(self.layout.nv)
+        else:
+            q3 = self._spline_qs(np.array([t - _FD, t, t + _FD]))
+            q, v = q3[1], self.layout.difference(q3[2], q3[0]) / (2 * _FD)
+        self.__dict__["_last"] = (t, q, v)
+        return q.copy(), v.copy()
 
     # -- the two servos ------------------------------------------------------------------
     def interval(self, t: float) -> tuple[int, int, float]:

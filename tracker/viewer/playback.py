@@ -361,11 +361,13 @@ class LivePlayer:
     """
 
     def __init__(self, session: LiveSession, ghost: str = "beside", speed: float = 1.0, title: str = "",
-                 world=None, shadows: bool = False) -> None:
+                 world=None, shadows: bool = False, **view) -> None:
         self.session = session
         self.controls = live_controls(session, session.gain_params(), speed=speed, ghost=ghost,
                                       k_unit=session.k_unit())
-        self.stage = Stage(session.sim.model, self.controls, title, session.dt, world=world, shadows=shadows)
+        # view: optional camera, camera_height and ghost_offset for a model far from human size (Stage).
+        self.stage = Stage(session.sim.model, self.controls, title, session.dt, world=world, shadows=shadows,
+                           **view)
 
     def close(self) -> None:
         self.stage.close()

@@ -24,7 +24,7 @@ from tracker.errors import SimulationError, TrackerError
 from tracker.sim.recording import Recording
 from tracker.viewer.controls import KEY_WAS_TRIGGERED, Controls, replay_controls
 from tracker.viewer.playback import FRAME_PERIOD, PlayStats
-from tracker.viewer.stage import BallView, Stage
+from tracker.viewer.stage import BallView, Stage, framing
 from tracker.viewer.window import is_connected
 
 #: Ball drawn when the recording's config is not at hand: a soccer ball's radius, white.
@@ -178,7 +178,7 @@ class ReplayPlayer:
                                   f"give the model it was made with (--model)")
         self.ball_looks = [(float(r), tuple(float(x) for x in rgba)) for r, rgba in balls]
         self.controls = replay_controls(session, float(rec.t[-1]), speed=speed, ghost=ghost)
-        self.stage = Stage(self.model, self.controls, title, rec.dt, shadows=shadows)
+        self.stage = Stage(self.model, self.controls, title, rec.dt, shadows=shadows, **framing(self.model))
 
     def close(self) -> None:
         self.stage.close()

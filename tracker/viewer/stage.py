@@ -52,6 +52,25 @@ class BallView:
     rgba: tuple[float, float, float, float]
 
 
+def framing(model) -> dict:
+    """``camera``, ``camera_height`` and ``ghost_offset`` for :class:`Stage`, scaled to a model far from
+    human size (the defaults frame a 1.75 m humanoid; the toy mouse is 25 cm long); empty otherwise.
+
+    Args:
+        model: a :class:`~tracker.character.model.Model`.
+    """
+    from tracker.viewer.window import CAMERA, CAMERA_HEIGHT
+
+    pts = np.array(list(model.kinematics().zero_pose_positions().values()))
+    extent = float(np.ptp(pts, axis=0).max())
+    scale = extent / 1.6
+    if 0.5 < scale < 2.0:
+        return {}
+    return {"camera": (CAMERA[0] * scale * 1.2, CAMERA[1], -35.0),
+            "camera_height": CAMERA_HEIGHT * scale * 0.2,
+            "ghost_offset": tuple(float(x) * max(extent * 1.5, 0.1) for x in BESIDE_OFFSET)}
+
+
 class Stage:
     """A GUI window showing a character, its translucent reference ghost and balls.
 
@@ -73,7 +92,9 @@ class Stage:
     """
 
     def __init__(self, model, controls: Controls, title: str = "", dt: float = 1.0 / 60.0, world=None,
-                 shadows: bool = False) -> None:
+                 shadows: bool = False, camera: tuple[float, float, float] | None = None,
+                 camera_height: float | None = None,
+                 ghost_offset: tuple[float, float, float] = BESIDE_OFFSET) -> None:
         from tracker.character.character import Character
 
         self.world = world if world is not None else open_window_world(dt)
@@ -87,11 +108,13 @@ class Stage:
                 with quiet_stdio():
                     self.character = Character.load(c, model)
                 self.ghost = make_ghost(c, model)
-            self.window = Window(c, controls, [title] if title else [])
+            view = {k: v for k, v in (("camera", camera), ("camera_height", camera_height)) if v is not None}
+            self.window = Window(c, controls, [title] if title else [], **view)
         except BaseException:
             self.world.close()
             raise
         self.controls = controls
+        self.ghost_offset = np.asarray(ghost_offset, dtype=float)  # where the ghost stands "beside", m
         self._markers: dict[object, tuple[int, float]] = {}  # key -> (body, radius)
         self._shown: dict[object, BallView] = {}
 
@@ -104,7 +127,7 @@ class Stage:
         self.character.reset_state(q)
         g = np.array(q_ref, dtype=float)
         if self.ghost_mode == "beside":
-            g[0:3] += BESIDE_OFFSET
+            g[0:3] += self.ghost_offset
         elif self.ghost_mode == "off":
             g[0:3] = HIDDEN  # out of sight under the ground; cheaper than re-colouring every link
         self.ghost.reset_state(g)
@@ -134,7 +157,7 @@ class Stage:
         """The point the camera follows: the character's root, or midway to the ghost beside it."""
         pos = np.array(q[0:3], dtype=float)
         if self.ghost_mode == "beside":
-            pos = pos + 0.5 * np.asarray(BESIDE_OFFSET)
+            pos = pos + 0.5 * self.ghost_offset
         return pos
 
     def bodies(self) -> dict[str, object]:

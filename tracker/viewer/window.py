@@ -176,9 +176,14 @@ class Window:
         title_lines: fixed lines shown above the help (e.g. the clip's name).
     """
 
-    def __init__(self, client: int, controls: Controls, title_lines: Iterable[str] = ()) -> None:
+    def __init__(self, client: int, controls: Controls, title_lines: Iterable[str] = (),
+                 camera: tuple[float, float, float] = CAMERA, camera_height: float = CAMERA_HEIGHT) -> None:
         self.client = c = client
         self.controls = controls
+        # Initial camera (distance m, yaw deg, pitch deg) and the height it looks at, m: the defaults
+        # frame a standing humanoid; a small model (the toy mouse) passes its own.
+        self._camera0 = tuple(float(x) for x in camera)
+        self._height = float(camera_height)
         for flag in (p.COV_ENABLE_RGB_BUFFER_PREVIEW, p.COV_ENABLE_DEPTH_BUFFER_PREVIEW,
                      p.COV_ENABLE_SEGMENTATION_MARK_PREVIEW, p.COV_ENABLE_KEYBOARD_SHORTCUTS):
             p.configureDebugVisualizer(flag, 0, physicsClientId=c)
@@ -205,8 +210,8 @@ class Window:
         self._status_wall = -np.inf
         self._input_wall = -np.inf
         self._layout_key: tuple | None = None
-        dist, yaw, pitch = CAMERA
-        p.resetDebugVisualizerCamera(dist, yaw, pitch, [0.0, 0.0, CAMERA_HEIGHT], physicsClientId=c)
+        dist, yaw, pitch = self._camera0
+        p.resetDebugVisualizerCamera(dist, yaw, pitch, [0.0, 0.0, self._height], physicsClientId=c)
         self._target: np.ndarray | None = None
         self._view: np.ndarray | None = None  # the view matrix last set by follow (world -> camera)
         self._wait_for_camera()
@@ -225,9 +230,9 @@ class Window:
         end = time.perf_counter() + timeout
         while self._camera() is None and time.perf_counter() < end:
             time.sleep(0.01)
-        dist, yaw, pitch = CAMERA
+        dist, yaw, pitch = self._camera0
         while time.perf_counter() < end:
-            p.resetDebugVisualizerCamera(dist, yaw, pitch, [0.0, 0.0, CAMERA_HEIGHT], physicsClientId=self.client)
+            p.resetDebugVisualizerCamera(dist, yaw, pitch, [0.0, 0.0, self._height], physicsClientId=self.client)
             time.sleep(0.01)
             cam = self._camera()
             if cam is not None and abs(cam[8] - yaw) < 1e-3 and abs(cam[10] - dist) < 1e-3:
@@ -259,9 +264,10 @@ class Window:
         The user's yaw, pitch and distance (mouse) are kept. ``elapsed`` is the clip time since the
         last call, s: the target closes the gap with time constant :data:`CAMERA_LAG`.
         """
-        goal = np.array([*list(point)[:2], CAMERA_HEIGHT], dtype=float)
+        goal = np.array([*list(point)[:2], self._height], dtype=float)
         cam = self._camera()
-        yaw, pitch, dist = (cam[8], cam[9], cam[10]) if cam is not None else (CAMERA[1], CAMERA[2], CAMERA[0])
+        c0 = self._camera0
+        yaw, pitch, dist = (cam[8], cam[9], cam[10]) if cam is not None else (c0[1], c0[2], c0[0])
         if self._target is None or elapsed < 0:
             self._target = goal
         else:
