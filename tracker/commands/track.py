@@ -28,7 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("clip", help="BVH file or reference .npz (from 'tracker retarget')")
     p.add_argument("--model", default="humanoid", help="character model (default: humanoid)")
-    p.add_argument("--controller", default="spd", choices=("spd", "pd", "native"), help="servo (default: spd)")
+    p.add_argument("--controller", default="spd", choices=("spd", "pd", "native", "vt"), help="servo (default: spd)")
+    p.add_argument("--f0", default=None, metavar="MODE",
+                   help="vt's feed-forward: id (default), peek (one saved and restored engine step) or none")
     p.add_argument("--dt", type=parse_dt, default=1 / 60, help="physics/control time step, e.g. 1/60 (default)")
     p.add_argument("--root", default="anchored", choices=("anchored", "kinematic", "free"),
                    help="root handling (default: anchored)")
@@ -49,10 +51,18 @@ def run(args: argparse.Namespace) -> int:
     from tracker.retarget import load_clip_reference
     from tracker.sim.simulation import SimOptions, Simulation
 
+    from tracker.errors import ConfigError
+
+    options: tuple = ()
+    if args.f0 is not None:
+        if args.controller != "vt":
+            raise ConfigError(f"--f0 is an option of controller vt, not {args.controller}")
+        options = (("f0", args.f0),)
     model = load_model(args.model)
     ref = load_clip_reference(args.clip, model=args.model)
     opt = SimOptions(controller=args.controller, dt=args.dt, root=args.root,
-                     target_velocity=args.target_velocity, gain_scale=args.gain_scale, start=args.start)
+                     target_velocity=args.target_velocity, gain_scale=args.gain_scale, start=args.start,
+                     controller_options=options)
     sim = Simulation(model, ref, opt)
     try:
         rec = sim.run(args.duration, progress=args.progress and not args.json)

@@ -96,15 +96,20 @@ class SPDController:
         self._all_active = bool(self.mask.all())
         self._diag = np.arange(layout.nv) * (layout.nv + 1)  # flat indices of the diagonal
 
-    def torques(self, state: State, target: Target, gains: Gains, dt: float) -> np.ndarray:
+    def torques(self, state: State, target: Target, gains: Gains, dt: float,
+                extra: np.ndarray | None = None) -> np.ndarray:
         """SPD generalized forces ``(nv,)`` for the step ``t_n -> t_n + dt``.
+
+        ``extra`` ``(nv,)`` is a generalized force added to the servo's: it enters the
+        right-hand side of the implicit solve, so the predicted acceleration, and with it
+        the damping and stiffness terms, account for it.
 
         Raises:
             SimulationError: ``M + Kd·dt`` is not positive definite (a diverged
                 state or a broken mass matrix).
         """
         q, v = state
-        q_bar, v_bar = target
+        q_bar, v_bar = target.q, target.v
         kp, kd = gains.kp, gains.kd
         if not self._all_active:
             kp = kp * self.mask
@@ -120,6 +125,8 @@ class SPDController:
         a_mat = np.array(self.dynamics.mass_matrix(q), dtype=float)  # a private copy
         a_mat.flat[self._diag] += implicit
         rhs = f - self.dynamics.bias_forces(q, v)
+        if extra is not None:  # a feedback force the implicit solve must see
+            rhs += extra
         # LAPACK's Cholesky solve directly: the scipy/numpy wrappers cost more than
         # the 43x43 factorisation itself. info > 0: not positive definite.
         _, acc, info = _posv(a_mat, rhs, lower=0, overwrite_a=1, overwrite_b=1)
@@ -129,6 +136,8 @@ class SPDController:
             )
         tau = f
         tau -= implicit * acc
+        if extra is not None:
+            tau += extra
         if gains.limited:
             np.clip(tau, -gains.tau_max, gains.tau_max, out=tau)
         return tau

@@ -8,8 +8,9 @@ lists them all with defaults and units)::
     seed: 0
     model: humanoid               # registered model or model YAML (relative to this file)
     clip: {path, joint_map, ik, fps, start, end, keep_first_frame}
-    controller: {name: spd|pd|native, target_velocity: ref|zero, prediction,
-                 gains: {k_t, inertia_scaling, kd_mode, kd_ratio, kd, scale, torque_limits}}
+    controller: {name: spd|pd|native|vt, target_velocity: ref|zero, prediction,
+                 gains: {k_t, inertia_scaling, kd_mode, kd_ratio, kd, scale, torque_limits},
+                 vt: {f0: id|peek|none}}
     root: {mode: anchored|kinematic|free, kp_linear, kp_angular, kd_ratio}
     schedule: {enabled, k_r, k_r_ratio, t_e, t_f, scope, blend, min_separation}
     sim: {dt, duration, solver_iterations, max_speed}
@@ -39,7 +40,7 @@ import yaml
 from tracker.errors import ConfigError, ModelError
 from tracker.experiments.schema import REQUIRED, Context, describe, parse, setting, show, to_plain
 
-ControllerName = Literal["spd", "pd", "native"]
+ControllerName = Literal["spd", "pd", "native", "vt"]
 RootModeName = Literal["anchored", "kinematic", "free"]
 
 
@@ -73,14 +74,25 @@ class GainsConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class VTConfig:
+    """Options of the virtual-trajectory controller (``controller.name: vt``)."""
+
+    f0: Literal["id", "peek", "none"] = setting(
+        "id", "feed-forward: reduced inverse dynamics (id), one saved and restored engine step with contacts "
+        "(peek), or none (plain SPD)")
+
+
+@dataclass(frozen=True, kw_only=True)
 class ControllerConfig:
     """Which servo tracks the reference."""
 
-    name: ControllerName = setting("spd", "stable PD (spd), explicit PD (pd) or PyBullet's STABLE_PD_CONTROL (native)")
+    name: ControllerName = setting("spd", "stable PD (spd), explicit PD (pd), PyBullet's STABLE_PD_CONTROL (native) "
+                                         "or virtual trajectory (vt: feed-forward plus soft SPD)")
     target_velocity: Literal["ref", "zero"] = setting("ref", "servo toward the reference velocity or zero")
     prediction: Literal["semi_implicit", "explicit"] = setting(
         "semi_implicit", "SPD's next-state prediction (spd only; explicit is Tan et al.'s)")
     gains: GainsConfig = setting(GainsConfig(), "joint gains")
+    vt: VTConfig = setting(VTConfig(), "virtual-trajectory options (controller vt only)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -359,6 +371,9 @@ def _check_relations(cfg: ExperimentConfig, ctx: Context) -> None:
     if cfg.controller.name == "native" and cfg.root.mode == "free":
         raise ctx.error("root.mode", "'free' is not available with controller native (it drives the root "
                         "kinematically)", ("anchored", "kinematic"))
+    if cfg.controller.name == "vt" and cfg.controller.vt.f0 == "peek" and cfg.root.mode == "kinematic":
+        raise ctx.error("controller.vt.f0", "'peek' needs a simulated root (root.mode anchored or free), "
+                        "not 'kinematic'", ("id", "none"))
     if cfg.schedule.enabled and cfg.controller.name == "native":
         raise ctx.error("schedule.enabled", "the gain schedule needs controller spd or pd (native has fixed gains)")
     for i, b in enumerate(cfg.balls):

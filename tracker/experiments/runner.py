@@ -96,13 +96,21 @@ def build(cfg: ExperimentConfig) -> Prepared:
     opt = SimOptions(controller=cfg.controller.name, dt=cfg.sim.dt, root=root.mode,
                      target_velocity=cfg.controller.target_velocity, gain_scale=g.scale,
                      root_kp=(root.kp_linear, root.kp_angular), root_kd_ratio=root.kd_ratio,
-                     max_speed=cfg.sim.max_speed, start=clip.start, solver_iterations=cfg.sim.solver_iterations)
+                     max_speed=cfg.sim.max_speed, start=clip.start, solver_iterations=cfg.sim.solver_iterations,
+                     controller_options=controller_options(cfg))
     gains = build_gains(model, cfg.sim.dt, k=g.k_t, inertia_scaled=g.inertia_scaling, kd_mode=g.kd_mode,
                         kd_ratio=g.kd_ratio, kd=g.kd, gain_scale=g.scale, root_kp=(root.kp_linear, root.kp_angular),
                         root_kd_ratio=root.kd_ratio, root=root.mode, torque_limits=g.torque_limits)
     launches = launches_of(cfg)
     _plan(launches, ref, model, cfg)  # an impossible launch fails before any file is written
     return Prepared(cfg, model, ref, opt, gains, launches)
+
+
+def controller_options(cfg: ExperimentConfig) -> tuple[tuple[str, object], ...]:
+    """Extra factory options of the config's controller (its ``controller.<name>`` section)."""
+    if cfg.controller.name == "vt":
+        return (("f0", cfg.controller.vt.f0),)
+    return ()
 
 
 def _plan(launches: list, ref, model, cfg: ExperimentConfig) -> None:

@@ -38,7 +38,7 @@ class SimOptions:
     """How to simulate.
 
     Attributes:
-        controller: ``spd``, ``pd`` or ``native``.
+        controller: ``spd``, ``pd``, ``native`` or ``vt``.
         dt: physics (= control) time step, s.
         root: ``anchored``, ``kinematic`` or ``free``.
         target_velocity: ``ref`` or ``zero``.
@@ -50,6 +50,8 @@ class SimOptions:
             100 rad/s clamp: a light hand or foot struck by a ball may spin at
             60-90 rad/s for a step and recover.
         start: clip time at which the run starts, s.
+        controller_options: extra keyword options for the controller's factory, as
+            ``(name, value)`` pairs (e.g. ``(("f0", "peek"),)`` for ``vt``).
     """
 
     controller: str = "spd"
@@ -62,6 +64,7 @@ class SimOptions:
     max_speed: float = 95.0
     start: float = 0.0
     solver_iterations: int = 50
+    controller_options: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass
@@ -109,10 +112,13 @@ class Simulation:
         if opt.root == "free":
             passive[:6] = True
         kwargs = {"target_velocity": opt.target_velocity}
-        if opt.controller in ("spd", "pd"):
+        if opt.controller in ("spd", "pd", "vt"):
             kwargs["passive"] = passive
         if opt.controller == "native":
             kwargs["character"] = self.character
+        if opt.controller == "vt":  # peek steps the character's world; it refuses a kinematic root
+            kwargs.update(character=self.character, root=opt.root)
+        kwargs.update(dict(opt.controller_options))
         self.controller = create_controller(opt.controller, layout=lay, dynamics=self.character, **kwargs)
         self._native = bool(getattr(self.controller, "drives_root_kinematically", False))
         self.t = opt.start
