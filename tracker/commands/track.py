@@ -31,6 +31,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--controller", default="spd", choices=("spd", "pd", "native", "vt"), help="servo (default: spd)")
     p.add_argument("--f0", default=None, metavar="MODE",
                    help="vt's feed-forward: id (default), peek (one saved and restored engine step) or none")
+    p.add_argument("--w0", default=None, metavar="MODE",
+                   help="vt's desired velocity: sample (the reference's, default) or step ((q(t+dt) - q(t)) / dt)")
     p.add_argument("--dt", type=parse_dt, default=1 / 60, help="physics/control time step, e.g. 1/60 (default)")
     p.add_argument("--root", default="anchored", choices=("anchored", "kinematic", "free"),
                    help="root handling (default: anchored)")
@@ -54,10 +56,12 @@ def run(args: argparse.Namespace) -> int:
     from tracker.errors import ConfigError
 
     options: tuple = ()
-    if args.f0 is not None:
-        if args.controller != "vt":
-            raise ConfigError(f"--f0 is an option of controller vt, not {args.controller}")
-        options = (("f0", args.f0),)
+    for flag in ("f0", "w0"):
+        value = getattr(args, flag)
+        if value is not None:
+            if args.controller != "vt":
+                raise ConfigError(f"--{flag} is an option of controller vt, not {args.controller}")
+            options += ((flag, value),)
     model = load_model(args.model)
     ref = load_clip_reference(args.clip, model=args.model)
     opt = SimOptions(controller=args.controller, dt=args.dt, root=args.root,

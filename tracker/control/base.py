@@ -30,10 +30,18 @@ class State(NamedTuple):
 
 
 class Target(NamedTuple):
-    """The reference at the next step's time: ``q`` ``(nq,)``, ``v`` ``(nv,)``."""
+    """The reference for the step ``t_n -> t_{n+1}``.
+
+    ``q`` ``(nq,)`` and ``v`` ``(nv,)`` at ``t_{n+1}`` (what every servo tracks);
+    ``q_now`` and ``v_now`` at ``t_n`` (``None`` when the caller has no reference
+    there); ``t`` = ``t_{n+1}``, s (``nan`` if unknown). Read the fields by name.
+    """
 
     q: np.ndarray
     v: np.ndarray
+    q_now: np.ndarray | None = None
+    v_now: np.ndarray | None = None
+    t: float = float("nan")
 
 
 @runtime_checkable

@@ -49,6 +49,9 @@ from tracker.errors import ConfigError
 #: How the feed-forward force is computed.
 F0Mode = Literal["id", "peek", "none"]
 F0_MODES: tuple[str, ...] = ("id", "peek", "none")
+#: Which reference velocity at ``t_{n+1}`` is ``w0``.
+W0Mode = Literal["step", "sample"]
+W0_MODES: tuple[str, ...] = ("step", "sample")
 
 
 class _OneStepCache:
@@ -86,6 +89,13 @@ class VTController:
         prediction: SPD's next-state prediction (default ``semi_implicit``).
         passive: DOFs without servo or feed-forward force (bool ``(nv,)`` or indices).
         f0: ``"id"`` (default), ``"peek"`` or ``"none"`` (plain SPD, for comparisons).
+        w0: ``"sample"`` (default): the reference's own velocity at ``t_{n+1}``,
+            ``target.v``; ``"step"``: ``w0 = (q̄_{n+1} ⊖ q̄_n) / dt``, the velocity at
+            ``t_{n+1}`` that carries the reference from ``t_n`` to ``t_{n+1}`` under
+            PyBullet's symplectic Euler (needs ``target.q_now``; without it ``sample`` is
+            used): free motion then follows the reference's positions exactly whatever the
+            gains, mocap jitter included. Either way SPD's velocity target is ``w0`` too,
+            so the PD acts around the same virtual trajectory.
         character: for ``peek``: the simulated body, with ``client_id``,
             ``apply_torques(tau)`` and ``get_state()`` (a :class:`Character`).
         root: the simulation's root mode; ``peek`` refuses ``kinematic`` (the base is
@@ -106,11 +116,14 @@ class VTController:
         prediction: Prediction = "semi_implicit",
         passive: np.ndarray | None = None,
         f0: F0Mode = "id",
+        w0: W0Mode = "sample",
         character=None,
         root: str | None = None,
     ) -> None:
         if f0 not in F0_MODES:
             raise ConfigError(f"controller vt: f0 mode {f0!r} is not one of: {', '.join(F0_MODES)}")
+        if w0 not in W0_MODES:
+            raise ConfigError(f"controller vt: w0 mode {w0!r} is not one of: {', '.join(W0_MODES)}")
         if f0 == "peek":
             if root == "kinematic":
                 raise ConfigError("controller vt: f0 'peek' needs a simulated root (root anchored or free), "
@@ -119,6 +132,7 @@ class VTController:
                 raise ConfigError("controller vt: f0 'peek' needs the simulated character (a PyBullet body)")
         self.layout = layout
         self.f0_mode = f0
+        self.w0_mode = w0
         self.character = character
         self._cache = _OneStepCache(dynamics)
         self.spd = SPDController(layout, self._cache, target_velocity=target_velocity,
@@ -169,14 +183,22 @@ class VTController:
     def torques(self, state: State, target: Target, gains: Gains, dt: float) -> np.ndarray:
         """``f0 + SPD`` generalized forces ``(nv,)`` for the step ``t_n -> t_n + dt``."""
         q, v = state.q, state.v
+        w0 = self.desired_velocity(target, dt)
         m, c = self._cache.set(q, v)
         if self.f0_mode == "none":
             f0 = None
             self.last_f0 = np.zeros(self.layout.nv)
         else:
-            f0 = self.feedforward(q, v, target.v, dt, m, c)
+            f0 = self.feedforward(q, v, w0, dt, m, c)
             if self.f0_mode == "peek":
                 g = self._peek(q, v, f0, dt)
-                f0 = self.feedforward(q, v, target.v, dt, m, c - g)
+                f0 = self.feedforward(q, v, w0, dt, m, c - g)
             self.last_f0 = f0
-        return self.spd.torques(State(q, v), target, gains, dt, extra=f0)
+        return self.spd.torques(State(q, v), Target(target.q, w0, target.q_now, target.v_now, target.t), gains, dt,
+                                extra=f0)
+
+    def desired_velocity(self, target: Target, dt: float) -> np.ndarray:
+        """``w0`` ``(nv,)``: the reference velocity at ``t_{n+1}`` (see ``w0`` in the class docstring)."""
+        if self.w0_mode == "step" and target.q_now is not None:
+            return self.layout.difference(target.q, target.q_now) / dt
+        return np.asarray(target.v, dtype=float)

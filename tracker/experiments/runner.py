@@ -109,7 +109,7 @@ def build(cfg: ExperimentConfig) -> Prepared:
 def controller_options(cfg: ExperimentConfig) -> tuple[tuple[str, object], ...]:
     """Extra factory options of the config's controller (its ``controller.<name>`` section)."""
     if cfg.controller.name == "vt":
-        return (("f0", cfg.controller.vt.f0),)
+        return (("f0", cfg.controller.vt.f0), ("w0", cfg.controller.vt.w0))
     return ()
 
 

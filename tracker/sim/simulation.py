@@ -154,16 +154,16 @@ class Simulation:
         # The state read after the previous step is still the character's state (only reset()
         # moves it between steps), so it is not read twice.
         q, v = self._state if self._state is not None else c.get_state()
+        q_now, v_now = self.reference.sample(self.t)
         q_next, v_next = self.reference.sample(self.t + dt)
         self.gains = self.gains_fn(self.t, self.base_gains) if self.gains_fn else self.base_gains
         if self.scenario is not None:
             self.scenario.before_step(self, self.t)
         if opt.root == "kinematic" or self._native:
-            q_now, v_now = self.reference.sample(self.t)
             q, v = q.copy(), v.copy()
             q[0:7], v[0:6] = q_now[0:7], v_now[0:6]
             c.reset_base(q[0:7], v[0:6])
-        tau = self.controller.torques(State(q, v), Target(q_next, v_next), self.gains, dt)
+        tau = self.controller.torques(State(q, v), Target(q_next, v_next, q_now, v_now, self.t + dt), self.gains, dt)
         if not self._native:
             if opt.root == "free":
                 tau[0:6] = 0.0
