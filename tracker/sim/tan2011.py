@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tracker.control import registry
-from tracker.control.base import Gains
+from tracker.control.base import Gains, Target
 from tracker.sim.pendulum import Integrator, PendulumParams, TwoLinkPendulum
 
 #: The paper's time step for Tables 1-2, s.
@@ -178,7 +178,7 @@ def track(
         errors[n] = e
         if not (np.abs(e) <= DIVERGENCE_RAD).all():  # also catches NaN
             return TrackingResult(errors[: n + 1], True)
-        target = reference(t + dt) if next_target else reference(t)
+        target = Target(*(reference(t + dt) if next_target else reference(t)))
         tau = ctrl.torques((q, v), target, gains, dt)
         q, v = pend.step(q, v, tau, dt, integrator)
     return TrackingResult(errors, False)
