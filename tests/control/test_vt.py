@@ -138,3 +138,59 @@ def test_track_cli_bad_options_are_one_line(capsys):
     assert len(err) == 1 and err[0].startswith("error: ") and "kinematic" in err[0]
     assert main(["track", clip, "--f0", "id", "--duration", "0.1"]) == 2
     assert capsys.readouterr().err.strip() == "error: --f0 is an option of controller vt, not spd"
+
+
+def test_the_peek_gate_sees_ground_limits_and_balls():
+    """The gate peeks when the ground, a joint limit or a fast ball is within reach, not in free air."""
+    from tracker.character.character import Character
+    from tracker.sim.world import World, WorldSettings
+
+    with World(WorldSettings(dt=1 / 60)) as w:
+        c = Character.load(w.client, "humanoid")
+        lay = c.layout
+        vt = VTController(lay, c, f0="peek", character=c)
+        q, v = c.get_state()
+        c.reset_state(q, v)
+        assert vt._engine_may_act(1 / 60)  # standing: feet on the ground, knees at their 0 limit
+        lay_q = q.copy()
+        lay_q[2] += 2.0
+        for name in ("left_knee", "right_knee", "left_elbow", "right_elbow"):
+            lay_q[lay[name].q] = 1.0  # away from the 0 .. 2.6 rad limits
+        c.reset_state(lay_q, v)
+        assert not vt._engine_may_act(1 / 60)  # 2 m up, limbs clear of their limits: nothing can act
+        ball = p.loadURDF("sphere_small.urdf", [1.5, 0.0, float(lay_q[2])], physicsClientId=w.client)
+        assert not vt._engine_may_act(1 / 60)  # a ball at rest 1.5 m away
+        p.resetBaseVelocity(ball, [-60.0, 0, 0], physicsClientId=w.client)
+        assert vt._engine_may_act(1 / 60)  # the same ball at 60 m/s reaches it within two steps
+
+
+def test_gated_peek_in_free_air_is_id_and_ungated_peek_agrees():
+    from tracker.character.character import Character
+    from tracker.sim.world import World, WorldSettings
+
+    runs = {}
+    for label, f0, gate in (("id", "id", True), ("gated", "peek", True), ("every", "peek", False)):
+        with World(WorldSettings(dt=1 / 60)) as w:
+            c = Character.load(w.client, "humanoid")
+            lay = c.layout
+            q, v = c.get_state()
+            q[2] += 2.0
+            for name in ("left_knee", "right_knee", "left_elbow", "right_elbow"):
+                q[lay[name].q] = 1.0
+            c.reset_state(q, v)
+            p.setGravity(0, 0, 0, physicsClientId=w.client)
+            vt = VTController(lay, c, f0=f0, gate=gate, character=c)
+            gains = Gains.critical_ratio(500.0, 1 / 60, nv=lay.nv)
+            rng = np.random.default_rng(3)
+            out = []
+            for _ in range(20):
+                qs, vs = c.get_state()
+                w0 = np.r_[np.zeros(6), rng.normal(0, 0.3, lay.nv - 6)]
+                c.apply_torques(vt.torques(State(qs, vs), Target(lay.integrate(qs, w0, 1 / 60), w0), gains, 1 / 60))
+                w.step()
+                out.append(np.concatenate(c.get_state()))
+            runs[label] = (np.array(out), vt.peeks, vt.skips)
+    assert runs["gated"][1:] == (0, 20)
+    np.testing.assert_array_equal(runs["gated"][0], runs["id"][0])
+    assert runs["every"][1] == 20
+    np.testing.assert_allclose(runs["every"][0], runs["id"][0], rtol=0, atol=1e-9)

@@ -72,3 +72,4 @@ def test_fig1_stiff_spd_moves_everything_without_penetrating(fig1):
     r = fig1["stiff"]
     assert r.large_x[-1] - LARGE_BOX["x"] > 0.2
     assert r.penetration.max() < 0.005  # PyBullet's LCP holds the contact even against K = 1e5
+

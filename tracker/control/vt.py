@@ -96,6 +96,8 @@ class VTController:
             used): free motion then follows the reference's positions exactly whatever the
             gains, mocap jitter included. Either way SPD's velocity target is ``w0`` too,
             so the PD acts around the same virtual trajectory.
+        gate: for ``peek``: skip the peek in steps where nothing can touch the character
+            (:meth:`_engine_may_act`; the skipped peek's force would be zero to rounding).
         character: for ``peek``: the simulated body, with ``client_id``,
             ``apply_torques(tau)`` and ``get_state()`` (a :class:`Character`).
         root: the simulation's root mode; ``peek`` refuses ``kinematic`` (the base is
@@ -117,6 +119,7 @@ class VTController:
         passive: np.ndarray | None = None,
         f0: F0Mode = "id",
         w0: W0Mode = "sample",
+        gate: bool = True,
         character=None,
         root: str | None = None,
     ) -> None:
@@ -143,6 +146,11 @@ class VTController:
         self._active = np.flatnonzero(self.mask != 0.0)
         #: the last feed-forward force ``(nv,)`` (for recording and tests).
         self.last_f0 = np.zeros(layout.nv)
+        #: peek only when the engine can add a force this step (``False``: every step).
+        self.gate = bool(gate)
+        #: steps peeked and steps skipped by the gate.
+        self.peeks = self.skips = 0
+        self._gate_setup = None
 
     def feedforward(self, q: np.ndarray, v: np.ndarray, w0: np.ndarray, dt: float,
                     m: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -180,6 +188,67 @@ class VTController:
         m, c = self._cache._m, self._cache._c
         return m @ ((v1 - v) / dt) + c - f_id
 
+    # -- the peek's gate -------------------------------------------------------------------------
+    def _setup_gate(self) -> dict:
+        """Once: the character's limited hinges and link sizes, and whether it must always peek."""
+        import pybullet as p
+
+        ch = self.character
+        b, cid = ch.body_id, ch.client_id
+        n = p.getNumJoints(b, physicsClientId=cid)
+        limited = []
+        for j in range(n):
+            info = p.getJointInfo(b, j, physicsClientId=cid)
+            if info[2] in (p.JOINT_REVOLUTE, p.JOINT_PRISMATIC) and info[8] <= info[9]:
+                limited.append((j, info[8], info[9]))
+        always = (getattr(getattr(ch, "model", None), "self_collision", "off") != "off"
+                  or bool(getattr(ch, "fixed_base", False)))
+        return dict(links=list(range(n)), limited=limited, always=always,
+                    radius=[_radius(b, k, cid) for k in range(-1, n)])  # base first
+
+    def _engine_may_act(self, dt: float) -> bool:
+        """Whether a contact, a joint limit or a constraint can push the character during the next step.
+
+        Conservative: any other body closer than the distance the two can close in two steps
+        (point speeds bounded by ``|v_com| + |ω|·r`` per link, ``r`` the link's bounding radius)
+        plus 5 cm of contact margin, any limited hinge within two steps of its limit, any user
+        constraint, self-collision or a welded base. Where it says no, the peek's environment
+        force is zero (to rounding), so skipping it leaves ``f0`` as it was.
+        """
+        import pybullet as p
+
+        ch = self.character
+        b, cid = ch.body_id, ch.client_id
+        if self._gate_setup is None:
+            self._gate_setup = self._setup_gate()
+        g = self._gate_setup
+        if g["always"] or p.getNumConstraints(physicsClientId=cid):
+            return True
+        lin, ang = p.getBaseVelocity(b, physicsClientId=cid)
+        speed = np.linalg.norm(lin) + np.linalg.norm(ang) * g["radius"][0]
+        if g["links"]:
+            states = p.getLinkStates(b, g["links"], computeLinkVelocity=1, physicsClientId=cid)
+            for st, r in zip(states, g["radius"][1:]):
+                speed = max(speed, np.linalg.norm(st[6]) + np.linalg.norm(st[7]) * r)
+        if g["limited"]:
+            js = p.getJointStates(b, [j for j, _, _ in g["limited"]], physicsClientId=cid)
+            for (_, lo, hi), (pos, vel, *_rest) in zip(g["limited"], js):
+                reach = 2.0 * abs(vel) * dt + 0.01
+                if pos - lo < reach or hi - pos < reach:
+                    return True
+        for k in range(p.getNumBodies(physicsClientId=cid)):
+            other = p.getBodyUniqueId(k, physicsClientId=cid)
+            if other == b:
+                continue
+            olin, oang = p.getBaseVelocity(other, physicsClientId=cid)
+            ospeed = np.linalg.norm(olin) + np.linalg.norm(oang) * _radius(other, -1, cid)
+            if p.getNumJoints(other, physicsClientId=cid):
+                return True  # another articulated body: not bounded here, always peek
+            margin = 2.0 * (speed + ospeed) * dt + 0.05
+            if p.getClosestPoints(b, other, margin, physicsClientId=cid):
+                return True
+        return False
+
     def torques(self, state: State, target: Target, gains: Gains, dt: float) -> np.ndarray:
         """``f0 + SPD`` generalized forces ``(nv,)`` for the step ``t_n -> t_n + dt``."""
         q, v = state.q, state.v
@@ -191,8 +260,12 @@ class VTController:
         else:
             f0 = self.feedforward(q, v, w0, dt, m, c)
             if self.f0_mode == "peek":
-                g = self._peek(q, v, f0, dt)
-                f0 = self.feedforward(q, v, w0, dt, m, c - g)
+                if not self.gate or self._engine_may_act(dt):
+                    self.peeks += 1
+                    g = self._peek(q, v, f0, dt)
+                    f0 = self.feedforward(q, v, w0, dt, m, c - g)
+                else:
+                    self.skips += 1
             self.last_f0 = f0
         return self.spd.torques(State(q, v), Target(target.q, w0, target.q_now, target.v_now, target.t), gains, dt,
                                 extra=f0)
@@ -202,3 +275,11 @@ class VTController:
         if self.w0_mode == "step" and target.q_now is not None:
             return self.layout.difference(target.q, target.q_now) / dt
         return np.asarray(target.v, dtype=float)
+
+
+def _radius(body: int, link: int, cid: int) -> float:
+    """The diagonal of a link's world bounding box, m: no point of the link is farther from its centre of mass."""
+    import pybullet as p
+
+    lo, hi = p.getAABB(body, link, physicsClientId=cid)
+    return float(np.linalg.norm(np.subtract(hi, lo)))

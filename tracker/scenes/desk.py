@@ -267,13 +267,14 @@ class DeskRun:
 
 
 def run_desk(controller: str, k: float, *, f0: str = "id", settings: DeskSettings | None = None,
-             kd_ratio: float = 1.0, duration: float = DURATION) -> DeskRun:
+             kd_ratio: float = 1.0, duration: float = DURATION, options: dict | None = None) -> DeskRun:
     """Track the sweep with ``controller`` (``vt``, ``spd`` or ``pd``) at stiffness ``k`` N·m/rad on every hinge.
 
     Args:
         f0: ``vt``'s feed-forward mode (``id``, ``peek`` or ``none``).
         kd_ratio: ``kd = kd_ratio · k · dt``.
         duration: seconds of sweep; the run lasts ``duration + 0.5`` s (the reference holds its end).
+        options: more keyword options for the controller.
     """
     from tracker.control.base import Gains, State, Target
     from tracker.control.registry import create
@@ -291,6 +292,7 @@ def run_desk(controller: str, k: float, *, f0: str = "id", settings: DeskSetting
         opts = {"passive": None}
         if controller == "vt":
             opts.update(f0=f0, character=arm)
+        opts.update(options or {})
         ctrl = create(controller, layout=arm.layout, dynamics=arm, **opts)
         gains = Gains.critical_ratio(k, dt, nv=3, ratio=kd_ratio)
         kin_tip = lambda q: _tip_xy(q)[0]
