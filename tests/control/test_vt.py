@@ -194,3 +194,29 @@ def test_gated_peek_in_free_air_is_id_and_ungated_peek_agrees():
     np.testing.assert_array_equal(runs["gated"][0], runs["id"][0])
     assert runs["every"][1] == 20
     np.testing.assert_allclose(runs["every"][0], runs["id"][0], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("passive", [False, True])
+def test_f0_over_a_torque_limit_scales_the_whole_demand(humanoid_like_layout, rng, passive):
+    """A joint whose f0 would exceed its limit scales the demanded acceleration of all DOFs alike."""
+    lay = humanoid_like_layout
+    dyn, state, target, _ = _problem(lay, rng)
+    mask = np.zeros(lay.nv, bool)
+    mask[:6] = passive
+    vt = VTController(lay, dyn, passive=mask)
+    dt = 1 / 60
+    w0 = target.v * 20.0  # a demand far beyond the limits
+    full = vt.feedforward(state.q, state.v, w0, dt, dyn.mass, dyn.bias)
+    still = vt.feedforward(state.q, state.v, state.v, dt, dyn.mass, dyn.bias)  # zero acceleration demanded
+    tau_max = np.full(lay.nv, np.inf)
+    tau_max[6:] = 0.5 * np.abs(full[6:]).max()
+    tau_max[6:] = np.maximum(tau_max[6:], np.abs(still[6:]) + 1.0)
+    got = vt.feedforward(state.q, state.v, w0, dt, dyn.mass, dyn.bias, tau_max)
+    assert np.all(np.abs(got[6:]) <= tau_max[6:] + 1e-9)
+    assert np.isclose(np.abs(got[6:]) / tau_max[6:], 1.0).any()  # the binding joint sits at its limit
+    s = (got - still) / np.where(full - still == 0, 1, full - still)
+    np.testing.assert_allclose(s[(full - still) != 0], s[(full - still) != 0][0], rtol=1e-9)  # one factor
+    assert 0 < s[(full - still) != 0][0] < 1
+    # Within the limits nothing changes.
+    np.testing.assert_array_equal(vt.feedforward(state.q, state.v, w0, dt, dyn.mass, dyn.bias,
+                                                 np.full(lay.nv, np.inf)), full)

@@ -32,7 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--f0", default=None, metavar="MODE",
                    help="vt's feed-forward: id (default), peek (one saved and restored engine step) or none")
     p.add_argument("--w0", default=None, metavar="MODE",
-                   help="vt's desired velocity: sample (the reference's, default) or step ((q(t+dt) - q(t)) / dt)")
+                   help="vt's desired velocity: step ((q(t+dt) - q(t)) / dt, default) or sample (the reference's)")
     p.add_argument("--dt", type=parse_dt, default=1 / 60, help="physics/control time step, e.g. 1/60 (default)")
     p.add_argument("--root", default="anchored", choices=("anchored", "kinematic", "free"),
                    help="root handling (default: anchored)")

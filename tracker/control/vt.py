@@ -89,13 +89,14 @@ class VTController:
         prediction: SPD's next-state prediction (default ``semi_implicit``).
         passive: DOFs without servo or feed-forward force (bool ``(nv,)`` or indices).
         f0: ``"id"`` (default), ``"peek"`` or ``"none"`` (plain SPD, for comparisons).
-        w0: ``"sample"`` (default): the reference's own velocity at ``t_{n+1}``,
-            ``target.v``; ``"step"``: ``w0 = (q̄_{n+1} ⊖ q̄_n) / dt``, the velocity at
+        w0: ``"step"`` (default): ``w0 = (q̄_{n+1} ⊖ q̄_n) / dt``, the velocity at
             ``t_{n+1}`` that carries the reference from ``t_n`` to ``t_{n+1}`` under
             PyBullet's symplectic Euler (needs ``target.q_now``; without it ``sample`` is
-            used): free motion then follows the reference's positions exactly whatever the
-            gains, mocap jitter included. Either way SPD's velocity target is ``w0`` too,
-            so the PD acts around the same virtual trajectory.
+            used): free motion then follows the reference's positions whatever the gains,
+            mocap jitter included; ``"sample"``: the reference's own velocity at ``t_{n+1}``,
+            ``target.v`` (on the CMU walk at k_t = 2.5/kg: 0.0143 rad mean joint error
+            against 0.0005 with ``step``; ``tracker reproduce vt``). Either way SPD's
+            velocity target is ``w0`` too, so the PD acts around the same virtual trajectory.
         gate: for ``peek``: skip the peek in steps where nothing can touch the character
             (:meth:`_engine_may_act`; the skipped peek's force would be zero to rounding).
         character: for ``peek``: the simulated body, with ``client_id``,
@@ -118,7 +119,7 @@ class VTController:
         prediction: Prediction = "semi_implicit",
         passive: np.ndarray | None = None,
         f0: F0Mode = "id",
-        w0: W0Mode = "sample",
+        w0: W0Mode = "step",
         gate: bool = True,
         character=None,
         root: str | None = None,
@@ -153,14 +154,38 @@ class VTController:
         self._gate_setup = None
 
     def feedforward(self, q: np.ndarray, v: np.ndarray, w0: np.ndarray, dt: float,
-                    m: np.ndarray, c: np.ndarray) -> np.ndarray:
+                    m: np.ndarray, c: np.ndarray, tau_max: np.ndarray | None = None) -> np.ndarray:
         """Reduced inverse dynamics ``f0`` ``(nv,)`` driving the actuated DOFs to ``w0`` in one step.
 
         Args:
             q, v: the state; ``w0`` ``(nv,)`` the desired velocity at ``t_{n+1}``; ``dt`` s.
             m, c: ``M(q)`` ``(nv, nv)`` and the bias force to compensate ``(nv,)``.
+            tau_max: torque limits ``(nv,)``. ``f0`` is affine in the demanded acceleration
+                (``f0(s) = f0(0) + s (f0(1) − f0(0))`` for the acceleration ``s·(w0 − v)/dt``), so
+                where a joint's ``f0`` would exceed its limit the whole demand is scaled by the
+                largest ``s <= 1`` that fits, rather than clipping that joint alone: the root's
+                share (an unlimited wrench) then still agrees with what the joints can do.
         """
-        a = (np.asarray(w0, dtype=float) - v) / dt
+        f1 = self._inverse_dynamics((np.asarray(w0, dtype=float) - v) / dt, m, c)
+        if tau_max is None or not np.isfinite(tau_max).any():
+            return f1
+        lim = np.isfinite(tau_max) & (self.mask != 0.0)
+        if np.all(np.abs(f1[lim]) <= tau_max[lim]):
+            return f1
+        f0 = self._inverse_dynamics(np.zeros_like(v, dtype=float), m, c)
+        d = f1 - f0
+        s = 1.0
+        for k in np.flatnonzero(lim & (np.abs(f1) > tau_max)):
+            if abs(f0[k]) >= tau_max[k]:
+                s = 0.0
+                break
+            bound = (np.sign(d[k]) * tau_max[k] - f0[k]) / d[k]  # where f0 + s·d meets the limit
+            s = min(s, max(bound, 0.0))
+        return f0 + s * d
+
+    def _inverse_dynamics(self, a: np.ndarray, m: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """``M a + c`` with the passive DOFs' accelerations solved so that their force is zero."""
+        a = np.array(a, dtype=float)
         if self._passive.size:
             pa, ac = self._passive, self._active
             rhs = -(m[np.ix_(pa, ac)] @ a[ac] + c[pa])
@@ -258,12 +283,13 @@ class VTController:
             f0 = None
             self.last_f0 = np.zeros(self.layout.nv)
         else:
-            f0 = self.feedforward(q, v, w0, dt, m, c)
+            lim = gains.tau_max if gains.limited else None
+            f0 = self.feedforward(q, v, w0, dt, m, c, lim)
             if self.f0_mode == "peek":
                 if not self.gate or self._engine_may_act(dt):
                     self.peeks += 1
                     g = self._peek(q, v, f0, dt)
-                    f0 = self.feedforward(q, v, w0, dt, m, c - g)
+                    f0 = self.feedforward(q, v, w0, dt, m, c - g, lim)
                 else:
                     self.skips += 1
             self.last_f0 = f0

@@ -10,7 +10,7 @@ lists them all with defaults and units)::
     clip: {path, joint_map, ik, fps, start, end, keep_first_frame}
     controller: {name: spd|pd|native|vt, target_velocity: ref|zero, prediction,
                  gains: {k_t, inertia_scaling, kd_mode, kd_ratio, kd, scale, torque_limits},
-                 vt: {f0: id|peek|none, w0: sample|step}}
+                 vt: {f0: id|peek|none, w0: step|sample}}
     root: {mode: anchored|kinematic|free, kp_linear, kp_angular, kd_ratio}
     schedule: {enabled, k_r, k_r_ratio, t_e, t_f, scope, blend, min_separation}
     sim: {dt, duration, solver_iterations, max_speed}
@@ -80,9 +80,9 @@ class VTConfig:
     f0: Literal["id", "peek", "none"] = setting(
         "id", "feed-forward: reduced inverse dynamics (id), one saved and restored engine step with contacts "
         "(peek), or none (plain SPD)")
-    w0: Literal["sample", "step"] = setting(
-        "sample", "desired velocity at t_n+1: the reference's velocity (sample) or the reference's step "
-        "(q(t_n+1) - q(t_n)) / dt, which free motion then follows exactly (step)")
+    w0: Literal["step", "sample"] = setting(
+        "step", "desired velocity at t_n+1: the reference's step (q(t_n+1) - q(t_n)) / dt, which free motion "
+        "then follows exactly (step), or the reference's own velocity (sample)")
 
 
 @dataclass(frozen=True, kw_only=True)
