@@ -259,6 +259,7 @@ def run(out: Path, *, quick: bool = False) -> Path:
     out = Path(out)
     free = free_space(1.0 if quick else D.DURATION)
     runs = fig1()
+    _track(_mocap_dir() / CLIPS[0], "vt", K_LOW, 0.1) if (_mocap_dir() / CLIPS[0]).exists() else None  # warm-up
     clip_rows = clips(1.0 if quick else 8.0, CLIPS[:1] if quick else CLIPS)
     scen = scenarios(SCENARIOS[:1] if quick else SCENARIOS)
     _plot_free(free, out / "vt_free_space.png")
@@ -281,7 +282,8 @@ def run(out: Path, *, quick: bool = False) -> Path:
               f"({' x '.join(f'{x:g}' for x in D.LARGE_BOX['size'])} m), friction {D.FRICTION:g} against a desk of "
               f"{D.DESK_FRICTION:g} (PyBullet multiplies a pair's coefficients: the large box needs "
               f"{D.FRICTION * D.DESK_FRICTION * D.LARGE_BOX['mass'] * 9.81:.0f} N to slide); arm links "
-              f"{', '.join(f'{n} {length:g} m {m:g} kg' for n, length, m in D.LINKS)}; dt = 1/120 s; "
+              f"{', '.join(f'{n} {length:g} m {m:g} kg' for n, length, m in D.LINKS)} (the last a fist "
+              f"centred on the wrist), shoulder at {tuple(float(x) for x in D.SHOULDER)} m; dt = 1/120 s; "
               f"the hand's reference sweeps x = {D.HAND_START:g} → {D.HAND_END:g} m in {D.DURATION:g} s "
               "through both boxes' places. Gains K on every hinge, kd = K·dt.", "",
               "| run | small box travel (m) | large box travel (m) | hand short of its reference at the end (m) | "

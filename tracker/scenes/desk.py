@@ -3,12 +3,16 @@
 The scene (choices the paper leaves open, stated here once):
 
 * a desk top, static, 1.6 m x 1.0 m, top surface at ``DESK_TOP`` = 0.75 m;
-* a fixed-base arm of three links (upper arm 0.60 m, forearm 0.55 m, hand
-  0.15 m; 2.5, 1.5 and 0.5 kg; boxes 6 cm x 6 cm across) whose hinges all turn
-  about the vertical, so the arm sweeps a horizontal plane 5 cm above the desk
-  and gravity does no work on it (the shoulder sits at the desk's back edge on
-  the hand's line, ``SHOULDER``, so the arm trails behind the hand); link boxes
-  leave 2 cm of air under them, so only the boxes touch the arm;
+* a fixed-base arm: upper arm 0.60 m (2.5 kg) and forearm 0.60 m (1.5 kg),
+  boxes 6 cm x 6 cm across from hinge to hinge, and a fist (0.5 kg, a
+  12 x 10 x 6 cm box centred on the wrist hinge, its front face 6 cm ahead:
+  the hand's tip); all three hinges turn about the vertical, so the arm sweeps
+  a horizontal plane 5 cm above the desk and gravity does no work on it. The
+  shoulder (``SHOULDER``) sits 0.45 m to the side of the hand's line, so the
+  arm pushes bent, as a person reaching across a desk does (with the shoulder
+  on the line the straight arm is a column under load and buckles sideways at
+  K = 110); the boxes leave 2 cm of air under them, so only the boxes on the
+  desk touch the arm;
 * a small box (0.12 m cube, 1 kg) in the hand's path and a large box
   (0.30 x 0.40 x 0.30 m, 25 kg) 0.2 m behind it; friction 0.5 everywhere
   (desk, boxes, hand), so the large box needs about 123 N to slide
@@ -41,8 +45,9 @@ from tracker.character.layout import Layout  # noqa: E402
 
 DESK_TOP = 0.75
 ARM_Z = DESK_TOP + 0.05  # height of the arm's plane (link centres)
-SHOULDER = np.array([-0.25, 0.35])  # shoulder hinge (x, y): behind the hand's line, at the desk's back edge
-LINKS = (("shoulder", 0.60, 2.5), ("elbow", 0.55, 1.5), ("wrist", 0.15, 0.5))  # (hinge, length m, mass kg)
+SHOULDER = np.array([-0.1, -0.1])  # shoulder hinge (x, y): at the desk's corner, 0.45 m to the side of the hand's line
+LINKS = (("shoulder", 0.60, 2.5), ("elbow", 0.60, 1.5), ("wrist", 0.06, 0.5))  # (hinge, length m, mass kg)
+FIST = (0.12, 0.10, 0.06)  # the hand: a box centred on the wrist hinge; its tip is LINKS[-1]'s length ahead
 LINK_WIDTH = 0.06
 FRICTION = 0.6  # of the boxes and the arm; the desk's is 1 (PyBullet multiplies a pair's coefficients)
 DESK_FRICTION = 1.0
@@ -86,11 +91,17 @@ class DeskArm:
         shapes, masses, positions, frames, parents = [], [], [], [], []
         prev_len = 0.0
         for k, (_, length, mass) in enumerate(LINKS):
-            shapes.append(p.createCollisionShape(p.GEOM_BOX, halfExtents=[length / 2, w / 2, w / 2],
-                                                 physicsClientId=cid))
+            if k < len(LINKS) - 1:  # upper arm and forearm: a box from the hinge to the next hinge
+                shapes.append(p.createCollisionShape(p.GEOM_BOX, halfExtents=[length / 2, w / 2, w / 2],
+                                                     collisionFramePosition=[length / 2, 0.0, 0.0],
+                                                     physicsClientId=cid))
+                frames.append([length / 2, 0.0, 0.0])  # centre of mass in the middle
+            else:  # the fist, centred on the wrist hinge
+                shapes.append(p.createCollisionShape(p.GEOM_BOX, halfExtents=[x / 2 for x in FIST],
+                                                     physicsClientId=cid))
+                frames.append([0.0, 0.0, 0.0])
             masses.append(mass)
             positions.append([prev_len, 0.0, 0.0])  # hinge k at the end of link k-1 (the base for k = 0)
-            frames.append([length / 2, 0.0, 0.0])  # link centre of mass at its middle
             parents.append(k)
             prev_len = length
         n = len(LINKS)
@@ -267,13 +278,15 @@ class DeskRun:
 
 
 def run_desk(controller: str, k: float, *, f0: str = "id", settings: DeskSettings | None = None,
-             kd_ratio: float = 1.0, duration: float = DURATION, options: dict | None = None) -> DeskRun:
+             kd_ratio: float = 1.0, duration: float = DURATION, hold: float = 0.0,
+             options: dict | None = None) -> DeskRun:
     """Track the sweep with ``controller`` (``vt``, ``spd`` or ``pd``) at stiffness ``k`` N·m/rad on every hinge.
 
     Args:
         f0: ``vt``'s feed-forward mode (``id``, ``peek`` or ``none``).
         kd_ratio: ``kd = kd_ratio · k · dt``.
-        duration: seconds of sweep; the run lasts ``duration + 0.5`` s (the reference holds its end).
+        duration: seconds of sweep.
+        hold: seconds the run goes on after the sweep, the reference holding its end pose.
         options: more keyword options for the controller.
     """
     from tracker.control.base import Gains, State, Target
@@ -282,9 +295,9 @@ def run_desk(controller: str, k: float, *, f0: str = "id", settings: DeskSetting
     s = settings or DeskSettings()
     dt = s.dt
     q_ref, v_ref = reference(dt, duration)
-    hold = int(round(0.5 / dt))
-    q_ref = np.vstack([q_ref, np.repeat(q_ref[-1:], hold, axis=0)])
-    v_ref = np.vstack([v_ref, np.zeros((hold, 3))])
+    extra = int(round(hold / dt))
+    q_ref = np.vstack([q_ref, np.repeat(q_ref[-1:], extra, axis=0)])
+    v_ref = np.vstack([v_ref, np.zeros((extra, 3))])
     n = len(q_ref) - 1
     with Desk(s) as desk:
         arm = desk.arm
