@@ -152,6 +152,7 @@ class VTController:
         #: steps peeked and steps skipped by the gate.
         self.peeks = self.skips = 0
         self._gate_setup = None
+        self._zero_v = np.zeros(layout.nv)
 
     def feedforward(self, q: np.ndarray, v: np.ndarray, w0: np.ndarray, dt: float,
                     m: np.ndarray, c: np.ndarray, tau_max: np.ndarray | None = None) -> np.ndarray:
@@ -299,7 +300,8 @@ class VTController:
     def desired_velocity(self, target: Target, dt: float) -> np.ndarray:
         """``w0`` ``(nv,)``: the reference velocity at ``t_{n+1}`` (see ``w0`` in the class docstring)."""
         if self.w0_mode == "step" and target.q_now is not None:
-            return self.layout.difference(target.q, target.q_now) / dt
+            # q̄_{n+1} ⊖ q̄_n: SPD's vectorised step error with zero velocity (no Rotation objects)
+            return self.spd._step_error(target.q, target.q_now, self._zero_v, 0.0) / dt
         return np.asarray(target.v, dtype=float)
 
 
