@@ -151,7 +151,11 @@ class VTController:
         self.gate = bool(gate)
         #: steps peeked and steps skipped by the gate.
         self.peeks = self.skips = 0
-        self._gate_setup = None
+        self._engine = None
+        if f0 == "peek":
+            from tracker.sim.peek import EnginePeek  # the engine side lives with the simulator
+
+            self._engine = EnginePeek(character)
         self._zero_v = np.zeros(layout.nv)
 
     def feedforward(self, q: np.ndarray, v: np.ndarray, w0: np.ndarray, dt: float,
@@ -199,81 +203,13 @@ class VTController:
 
     def _peek(self, q: np.ndarray, v: np.ndarray, f_id: np.ndarray, dt: float) -> np.ndarray:
         """Generalized environment force ``g`` ``(nv,)`` seen by one saved-and-restored step under ``f_id``."""
-        import pybullet as p
-
-        ch = self.character
-        cid = ch.client_id
-        sid = p.saveState(physicsClientId=cid)
-        try:
-            ch.apply_torques(f_id)
-            p.stepSimulation(physicsClientId=cid)
-            _, v1 = ch.get_state()
-        finally:
-            p.restoreState(sid, physicsClientId=cid)
-            p.removeState(sid, physicsClientId=cid)
+        v1 = self._engine.velocity_after_step(f_id)
         m, c = self._cache._m, self._cache._c
         return m @ ((v1 - v) / dt) + c - f_id
 
-    # -- the peek's gate -------------------------------------------------------------------------
-    def _setup_gate(self) -> dict:
-        """Once: the character's limited hinges and link sizes, and whether it must always peek."""
-        import pybullet as p
-
-        ch = self.character
-        b, cid = ch.body_id, ch.client_id
-        n = p.getNumJoints(b, physicsClientId=cid)
-        limited = []
-        for j in range(n):
-            info = p.getJointInfo(b, j, physicsClientId=cid)
-            if info[2] in (p.JOINT_REVOLUTE, p.JOINT_PRISMATIC) and info[8] <= info[9]:
-                limited.append((j, info[8], info[9]))
-        always = (getattr(getattr(ch, "model", None), "self_collision", "off") != "off"
-                  or bool(getattr(ch, "fixed_base", False)))
-        return dict(links=list(range(n)), limited=limited, always=always,
-                    radius=[_radius(b, k, cid) for k in range(-1, n)])  # base first
-
     def _engine_may_act(self, dt: float) -> bool:
-        """Whether a contact, a joint limit or a constraint can push the character during the next step.
-
-        Conservative: any other body closer than the distance the two can close in two steps
-        (point speeds bounded by ``|v_com| + |ω|·r`` per link, ``r`` the link's bounding radius)
-        plus 5 cm of contact margin, any limited hinge within two steps of its limit, any user
-        constraint, self-collision or a welded base. Where it says no, the peek's environment
-        force is zero (to rounding), so skipping it leaves ``f0`` as it was.
-        """
-        import pybullet as p
-
-        ch = self.character
-        b, cid = ch.body_id, ch.client_id
-        if self._gate_setup is None:
-            self._gate_setup = self._setup_gate()
-        g = self._gate_setup
-        if g["always"] or p.getNumConstraints(physicsClientId=cid):
-            return True
-        lin, ang = p.getBaseVelocity(b, physicsClientId=cid)
-        speed = np.linalg.norm(lin) + np.linalg.norm(ang) * g["radius"][0]
-        if g["links"]:
-            states = p.getLinkStates(b, g["links"], computeLinkVelocity=1, physicsClientId=cid)
-            for st, r in zip(states, g["radius"][1:]):
-                speed = max(speed, np.linalg.norm(st[6]) + np.linalg.norm(st[7]) * r)
-        if g["limited"]:
-            js = p.getJointStates(b, [j for j, _, _ in g["limited"]], physicsClientId=cid)
-            for (_, lo, hi), (pos, vel, *_rest) in zip(g["limited"], js):
-                reach = 2.0 * abs(vel) * dt + 0.01
-                if pos - lo < reach or hi - pos < reach:
-                    return True
-        for k in range(p.getNumBodies(physicsClientId=cid)):
-            other = p.getBodyUniqueId(k, physicsClientId=cid)
-            if other == b:
-                continue
-            olin, oang = p.getBaseVelocity(other, physicsClientId=cid)
-            ospeed = np.linalg.norm(olin) + np.linalg.norm(oang) * _radius(other, -1, cid)
-            if p.getNumJoints(other, physicsClientId=cid):
-                return True  # another articulated body: not bounded here, always peek
-            margin = 2.0 * (speed + ospeed) * dt + 0.05
-            if p.getClosestPoints(b, other, margin, physicsClientId=cid):
-                return True
-        return False
+        """Whether the engine can push the character during the next step (:meth:`EnginePeek.may_act`)."""
+        return self._engine.may_act(dt)
 
     def torques(self, state: State, target: Target, gains: Gains, dt: float) -> np.ndarray:
         """``f0 + SPD`` generalized forces ``(nv,)`` for the step ``t_n -> t_n + dt``."""
@@ -304,10 +240,3 @@ class VTController:
             return self.spd._step_error(target.q, target.q_now, self._zero_v, 0.0) / dt
         return np.asarray(target.v, dtype=float)
 
-
-def _radius(body: int, link: int, cid: int) -> float:
-    """The diagonal of a link's world bounding box, m: no point of the link is farther from its centre of mass."""
-    import pybullet as p
-
-    lo, hi = p.getAABB(body, link, physicsClientId=cid)
-    return float(np.linalg.norm(np.subtract(hi, lo)))
