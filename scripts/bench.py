@@ -238,6 +238,47 @@ def bench_sim(args: argparse.Namespace) -> list[Row]:
     return rows
 
 
+@section("analytic_pd")
+def bench_analytic_pd(args: argparse.Namespace) -> list[Row]:
+    """analytic_pd vs spd on the humanoid: time per simulated step and per controller call, side by side."""
+    from tracker.character.model import load_model
+    from tracker.control.base import State, Target
+    from tracker.retarget import load_clip_reference
+    from tracker.sim.simulation import SimOptions, Simulation
+
+    model = load_model("humanoid")
+    rows: list[Row] = []
+    for clip, name in ((MOCAP_DIR / "cmu_02_01_walk.bvh", "CMU walk"),
+                       (MOCAP_DIR / "cmu_10_01_soccer_kick.bvh", "CMU kick")):
+        ref = load_clip_reference(clip)
+        for dt, label in ((1 / 60, "1/60"), (1 / 30, "1/30")):
+            step = {"spd": float("inf"), "analytic_pd": float("inf")}
+            call = dict(step)
+            for _ in range(max(1, args.repeat)):  # interleaved, so both see the same machine load
+                for ctrl in step:
+                    sim = Simulation(model, ref, SimOptions(controller=ctrl, dt=dt))
+                    rec = sim.run(min(2.0, ref.duration))
+                    step[ctrl] = min(step[ctrl], rec.meta["wall_s"] / max(rec.n_steps, 1))
+                    q, v = sim.character.get_state()
+                    q1, v1 = ref.sample(sim.t + dt)
+                    q0, v0 = ref.sample(sim.t)
+                    target, state = Target(q1, v1, q0, v0), State(q, v)
+                    n = 300
+                    t0 = time.perf_counter()
+                    for _ in range(n):
+                        sim.controller.torques(state, target, sim.gains, dt)
+                    call[ctrl] = min(call[ctrl], (time.perf_counter() - t0) / n)
+                    sim.close()
+            for ctrl in step:
+                rows.append(Row(f"{name} dt={label}: {ctrl} step", step[ctrl], note=f"{dt / step[ctrl]:6.1f}x real time"))
+            rows.append(Row(f"{name} dt={label}: analytic_pd / spd per step", ratio=step["analytic_pd"] / step["spd"],
+                            note="issue 16 target <= 1.2"))
+            rows.append(Row(f"{name} dt={label}: analytic_pd / spd controller call",
+                            ratio=call["analytic_pd"] / call["spd"],
+                            note=f"{call['analytic_pd'] * 1e6:.0f} us vs {call['spd'] * 1e6:.0f} us"))
+    return rows
+
+
 @section("vt")
 def bench_vt(args: argparse.Namespace) -> list[Row]:
     """Time per step of vt (f0 id and peek) against spd: same model, clip, dt, gains (issue 18)."""

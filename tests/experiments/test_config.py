@@ -96,7 +96,7 @@ BROKEN = {
         "clip: {path: clip.bvh}\nsim: {dt: -0.01}\n", [], "{f}: sim.dt: must be > 0 s, got -0.01"),
     "unknown controller name": (
         "clip: {path: clip.bvh}\ncontroller: {name: lqr}\n", [],
-        "{f}: controller.name: 'lqr' is not allowed (valid: spd, pd, native, vt)"),
+        "{f}: controller.name: 'lqr' is not allowed (valid: spd, pd, native, analytic_pd, vt)"),
     "missing clip file": (
         "clip: {path: missing.bvh}\n", [],
         "{f}: clip.path: file 'missing.bvh' does not exist (looked for {d}/missing.bvh)"),

@@ -28,7 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("clip", help="BVH file or reference .npz (from 'tracker retarget')")
     p.add_argument("--model", default="humanoid", help="character model (default: humanoid)")
-    p.add_argument("--controller", default="spd", choices=("spd", "pd", "native", "vt"), help="servo (default: spd)")
+    p.add_argument("--controller", default="spd", choices=("spd", "pd", "native", "analytic_pd", "vt"),
+                   help="servo (default: spd); analytic_pd: Weinstein et al. 2008's analytic PD; "
+                   "vt: virtual trajectory (feed-forward plus soft SPD)")
     p.add_argument("--f0", default=None, metavar="MODE",
                    help="vt's feed-forward: id (default), peek (one saved and restored engine step) or none")
     p.add_argument("--w0", default=None, metavar="MODE",
@@ -39,6 +41,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--target-velocity", default="ref", choices=("ref", "zero"),
                    help="servo toward the reference velocity or zero (default: ref)")
     p.add_argument("--gain-scale", type=float, default=1.0, help="multiply all joint gains (default: 1)")
+    p.add_argument("--prediction", default=None,
+                   help="spd: semi_implicit (default) | explicit; analytic_pd: doubled (default) | single")
+    p.add_argument("--partition", action="store_true",
+                   help="analytic_pd with --root free: the free-root partition (approximate under contact)")
     p.add_argument("--duration", type=float, default=None, help="seconds to simulate (default: the whole clip)")
     p.add_argument("--start", type=float, default=0.0, help="clip time to start at, s")
     p.add_argument("--out", default=None, help="write metrics.json and recording.npz to this folder")
@@ -55,18 +61,28 @@ def run(args: argparse.Namespace) -> int:
 
     from tracker.errors import ConfigError
 
-    options: tuple = ()
+    if not args.gain_scale > 0:
+        raise ConfigError(f"--gain-scale must be > 0, got {args.gain_scale:g}")
+    options: list[tuple[str, object]] = []
+    if args.prediction is not None:
+        if args.controller not in ("spd", "analytic_pd"):
+            raise ConfigError(f"--prediction applies to spd and analytic_pd, not {args.controller}")
+        options.append(("prediction", args.prediction))
+    if args.partition:
+        if args.controller != "analytic_pd":
+            raise ConfigError(f"--partition applies to analytic_pd, not {args.controller}")
+        options.append(("partition", True))
     for flag in ("f0", "w0"):
         value = getattr(args, flag)
         if value is not None:
             if args.controller != "vt":
                 raise ConfigError(f"--{flag} is an option of controller vt, not {args.controller}")
-            options += ((flag, value),)
+            options.append((flag, value))
     model = load_model(args.model)
     ref = load_clip_reference(args.clip, model=args.model)
     opt = SimOptions(controller=args.controller, dt=args.dt, root=args.root,
                      target_velocity=args.target_velocity, gain_scale=args.gain_scale, start=args.start,
-                     controller_options=options)
+                     controller_options=tuple(options))
     sim = Simulation(model, ref, opt)
     try:
         rec = sim.run(args.duration, progress=args.progress and not args.json)
@@ -94,6 +110,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"  root error   mean {metrics['root_error_mean_m'] * 100:.2f} cm;  end effectors "
               f"{metrics.get('ee_error_mean_m', float('nan')) * 100:.2f} cm")
         print(f"  torque saturation {metrics['torque_saturation'] * 100:.1f}%  effort {metrics['effort_mean_nm']:.1f} N·m")
+        if rec.meta.get("analytic_pd_clipped_steps"):
+            print(f"  analytic_pd: torque limits clipped {rec.meta['analytic_pd_clipped_steps']} of "
+                  f"{rec.meta['analytic_pd_steps']} steps (those steps miss the exact prediction)")
         if rec.diverged:
             print(f"  DIVERGED: {rec.message}")
         if args.out:

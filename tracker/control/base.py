@@ -6,6 +6,8 @@ loop samples the reference at the time of the NEXT physics step,
 ``t_{n+1} = t_n + dt``, and passes that one :class:`Target` to whichever
 controller runs, so that PD, SPD and PyBullet's native servo see exactly the
 same setpoint (SPD needs ``q̄^{n+1}`` by construction, Tan et al. 2011 eq. 5).
+The target also carries the reference at ``t_n`` (``q_now``, ``v_now``), which
+analytic PD needs for the error at the start of the step.
 """
 
 from __future__ import annotations
@@ -30,18 +32,21 @@ class State(NamedTuple):
 
 
 class Target(NamedTuple):
-    """The reference for the step ``t_n -> t_{n+1}``.
+    """The reference at the next step's time ``t_{n+1}``, and at ``t_n``.
 
-    ``q`` ``(nq,)`` and ``v`` ``(nv,)`` at ``t_{n+1}`` (what every servo tracks);
-    ``q_now`` and ``v_now`` at ``t_n`` (``None`` when the caller has no reference
-    there); ``t`` = ``t_{n+1}``, s (``nan`` if unknown). Read the fields by name.
+    ``q`` ``(nq,)``, ``v`` ``(nv,)``: the setpoint at ``t_{n+1}`` (what PD,
+    SPD and ``native`` servo toward). ``q_now`` ``(nq,)``, ``v_now`` ``(nv,)``:
+    the reference at the step's start ``t_n`` (``None`` when the caller has no
+    clip); controllers that predict the error over the step from its value at
+    ``t_n`` (``analytic_pd``, Weinstein et al. 2008) need it. The tuple has four
+    entries: read them by name or index (``target[0]``, ``target[1]``), not by
+    unpacking into two.
     """
 
     q: np.ndarray
     v: np.ndarray
     q_now: np.ndarray | None = None
     v_now: np.ndarray | None = None
-    t: float = float("nan")
 
 
 @runtime_checkable

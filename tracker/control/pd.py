@@ -60,7 +60,7 @@ class PDController:
     def torques(self, state: State, target: Target, gains: Gains, dt: float) -> np.ndarray:
         """``Kp·(q̄ ⊖ q) + Kd·(v̄ − v)``, clipped; ``(nv,)``. ``dt`` is unused."""
         q, v = state
-        q_bar, v_bar = target.q, target.v
+        q_bar, v_bar = target[0], target[1]  # a Target, or any (q, v) pair
         p_err = self._step_error(q_bar, q, v, 0.0)
         v_err = (v_bar - v) if self.target_velocity == "ref" else -np.asarray(v, dtype=float)
         tau = gains.kp * p_err

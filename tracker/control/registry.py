@@ -27,7 +27,7 @@ _REGISTRY: dict[str, Callable[..., Any]] = {}
 #: Modules that register the built-in controllers when imported. ``native``
 #: (PyBullet) is optional here: it is skipped if it does not exist yet.
 _BUILTIN_MODULES = ("tracker.control.pd", "tracker.control.spd", "tracker.control.native",
-                    "tracker.control.vt")
+                    "tracker.control.analytic_pd", "tracker.control.vt")
 
 
 def register(name: str) -> Callable[[F], F]:

@@ -109,7 +109,7 @@ class SPDController:
                 state or a broken mass matrix).
         """
         q, v = state
-        q_bar, v_bar = target.q, target.v
+        q_bar, v_bar = target[0], target[1]  # a Target, or any (q, v) pair
         kp, kd = gains.kp, gains.kd
         if not self._all_active:
             kp = kp * self.mask

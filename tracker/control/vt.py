@@ -230,8 +230,7 @@ class VTController:
                 else:
                     self.skips += 1
             self.last_f0 = f0
-        return self.spd.torques(State(q, v), Target(target.q, w0, target.q_now, target.v_now, target.t), gains, dt,
-                                extra=f0)
+        return self.spd.torques(State(q, v), target._replace(v=w0), gains, dt, extra=f0)
 
     def desired_velocity(self, target: Target, dt: float) -> np.ndarray:
         """``w0`` ``(nv,)``: the reference velocity at ``t_{n+1}`` (see ``w0`` in the class docstring)."""

@@ -8,8 +8,9 @@ lists them all with defaults and units)::
     seed: 0
     model: humanoid               # registered model or model YAML (relative to this file)
     clip: {path, joint_map, ik, fps, start, end, keep_first_frame}
-    controller: {name: spd|pd|native|vt, target_velocity: ref|zero, prediction,
+    controller: {name: spd|pd|native|analytic_pd|vt, target_velocity: ref|zero, prediction,
                  gains: {k_t, inertia_scaling, kd_mode, kd_ratio, kd, scale, torque_limits},
+                 analytic: {prediction, partition, damping_ratio, gain_units},
                  vt: {f0: id|peek|none, w0: step|sample}}
     root: {mode: anchored|kinematic|free, kp_linear, kp_angular, kd_ratio}
     schedule: {enabled, k_r, k_r_ratio, t_e, t_f, scope, blend, min_separation}
@@ -40,7 +41,7 @@ import yaml
 from tracker.errors import ConfigError, ModelError
 from tracker.experiments.schema import REQUIRED, Context, describe, parse, setting, show, to_plain
 
-ControllerName = Literal["spd", "pd", "native", "vt"]
+ControllerName = Literal["spd", "pd", "native", "analytic_pd", "vt"]
 RootModeName = Literal["anchored", "kinematic", "free"]
 
 
@@ -74,6 +75,18 @@ class GainsConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AnalyticPDConfig:
+    """Options of ``analytic_pd`` (Weinstein et al. 2008; :mod:`tracker.control.analytic_pd`)."""
+
+    prediction: Literal["doubled", "single"] = setting(
+        "doubled", "closed form of the doubled system (reaches the PD solution with k) or the plain one (k/2)")
+    partition: bool = setting(False, "free-root partition: needed with root.mode free (approximate under contact)")
+    damping_ratio: float = setting(1.0, "zeta in k_v = 2 zeta sqrt(k_p) (1: critical damping)", gt=0)
+    gain_units: Literal["torque", "acceleration"] = setting(
+        "torque", "torque: k_p = kp / M_kk (the joint's own inertia); acceleration: kp is k_p (1/s²)")
+
+
+@dataclass(frozen=True, kw_only=True)
 class VTConfig:
     """Options of the virtual-trajectory controller (``controller.name: vt``)."""
 
@@ -89,12 +102,14 @@ class VTConfig:
 class ControllerConfig:
     """Which servo tracks the reference."""
 
-    name: ControllerName = setting("spd", "stable PD (spd), explicit PD (pd), PyBullet's STABLE_PD_CONTROL (native) "
-                                         "or virtual trajectory (vt: feed-forward plus soft SPD)")
+    name: ControllerName = setting("spd", "stable PD (spd), explicit PD (pd), PyBullet's STABLE_PD_CONTROL "
+                                   "(native), Weinstein et al. 2008's analytic PD (analytic_pd) or virtual "
+                                   "trajectory (vt: feed-forward plus soft SPD)")
     target_velocity: Literal["ref", "zero"] = setting("ref", "servo toward the reference velocity or zero")
     prediction: Literal["semi_implicit", "explicit"] = setting(
         "semi_implicit", "SPD's next-state prediction (spd only; explicit is Tan et al.'s)")
     gains: GainsConfig = setting(GainsConfig(), "joint gains")
+    analytic: AnalyticPDConfig = setting(AnalyticPDConfig(), "analytic_pd options (analytic_pd only)")
     vt: VTConfig = setting(VTConfig(), "virtual-trajectory options (controller vt only)")
 
 
@@ -374,6 +389,9 @@ def _check_relations(cfg: ExperimentConfig, ctx: Context) -> None:
     if cfg.controller.name == "native" and cfg.root.mode == "free":
         raise ctx.error("root.mode", "'free' is not available with controller native (it drives the root "
                         "kinematically)", ("anchored", "kinematic"))
+    if cfg.controller.name == "analytic_pd" and cfg.root.mode == "free" and not cfg.controller.analytic.partition:
+        raise ctx.error("root.mode", "'free' with controller analytic_pd needs the free-root partition "
+                        "(controller.analytic.partition: true; approximate under contact)", ("anchored", "kinematic"))
     if cfg.controller.name == "vt" and cfg.controller.vt.f0 == "peek" and cfg.root.mode == "kinematic":
         raise ctx.error("controller.vt.f0", "'peek' needs a simulated root (root.mode anchored or free), "
                         "not 'kinematic'", ("id", "none"))

@@ -106,11 +106,15 @@ def build(cfg: ExperimentConfig) -> Prepared:
     return Prepared(cfg, model, ref, opt, gains, launches)
 
 
-def controller_options(cfg: ExperimentConfig) -> tuple[tuple[str, object], ...]:
-    """Extra factory options of the config's controller (its ``controller.<name>`` section)."""
+def controller_options(cfg: ExperimentConfig) -> tuple[tuple[str, Any], ...]:
+    """The controller factory's extra options from the config (its ``controller.<section>``)."""
     if cfg.controller.name == "vt":
         return (("f0", cfg.controller.vt.f0), ("w0", cfg.controller.vt.w0))
-    return ()
+    if cfg.controller.name != "analytic_pd":
+        return ()
+    a = cfg.controller.analytic
+    return (("prediction", a.prediction), ("partition", a.partition), ("damping_ratio", a.damping_ratio),
+            ("gain_units", a.gain_units))
 
 
 def _plan(launches: list, ref, model, cfg: ExperimentConfig) -> None:

@@ -38,7 +38,7 @@ class SimOptions:
     """How to simulate.
 
     Attributes:
-        controller: ``spd``, ``pd``, ``native`` or ``vt``.
+        controller: ``spd``, ``pd``, ``native``, ``analytic_pd`` or ``vt`` (any registered name).
         dt: physics (= control) time step, s.
         root: ``anchored``, ``kinematic`` or ``free``.
         target_velocity: ``ref`` or ``zero``.
@@ -64,6 +64,8 @@ class SimOptions:
     max_speed: float = 95.0
     start: float = 0.0
     solver_iterations: int = 50
+    #: extra keyword options for the controller's factory, as ``(name, value)`` pairs
+    #: (e.g. ``(("prediction", "doubled"), ("partition", True))`` for ``analytic_pd``).
     controller_options: tuple[tuple[str, object], ...] = ()
 
 
@@ -112,13 +114,13 @@ class Simulation:
         if opt.root == "free":
             passive[:6] = True
         kwargs = {"target_velocity": opt.target_velocity}
-        if opt.controller in ("spd", "pd", "vt"):
+        if opt.controller in ("spd", "pd", "analytic_pd", "vt"):
             kwargs["passive"] = passive
+        kwargs.update(opt.controller_options)
         if opt.controller == "native":
             kwargs["character"] = self.character
         if opt.controller == "vt":  # peek steps the character's world; it refuses a kinematic root
             kwargs.update(character=self.character, root=opt.root)
-        kwargs.update(dict(opt.controller_options))
         self.controller = create_controller(opt.controller, layout=lay, dynamics=self.character, **kwargs)
         self._native = bool(getattr(self.controller, "drives_root_kinematically", False))
         self.t = opt.start
@@ -143,6 +145,7 @@ class Simulation:
         q0, v0 = self.reference.sample(self.opt.start)
         self.character.reset_state(q0, v0)
         self._state = None  # the state read after the last step (None: read it anew)
+        self._ref_next = None  # (t, q, v): the last t_{n+1} sample, which is the next step's t_n target
         self.t = self.opt.start
         if self.scenario is not None:
             self.scenario.reset(self)
@@ -154,8 +157,9 @@ class Simulation:
         # The state read after the previous step is still the character's state (only reset()
         # moves it between steps), so it is not read twice.
         q, v = self._state if self._state is not None else c.get_state()
-        q_now, v_now = self.reference.sample(self.t)
+        q_now, v_now = self._reference_now()
         q_next, v_next = self.reference.sample(self.t + dt)
+        self._ref_next = (self.t + dt, q_next, v_next)
         self.gains = self.gains_fn(self.t, self.base_gains) if self.gains_fn else self.base_gains
         if self.scenario is not None:
             self.scenario.before_step(self, self.t)
@@ -163,7 +167,7 @@ class Simulation:
             q, v = q.copy(), v.copy()
             q[0:7], v[0:6] = q_now[0:7], v_now[0:6]
             c.reset_base(q[0:7], v[0:6])
-        tau = self.controller.torques(State(q, v), Target(q_next, v_next, q_now, v_now, self.t + dt), self.gains, dt)
+        tau = self.controller.torques(State(q, v), Target(q_next, v_next, q_now, v_now), self.gains, dt)
         if not self._native:
             if opt.root == "free":
                 tau[0:6] = 0.0
@@ -178,6 +182,13 @@ class Simulation:
         q1, v1 = c.get_state()
         self._state = (q1, v1)
         return {"t": self.t, "q": q1, "v": v1, "q_ref": q_next, "v_ref": v_next, "tau": tau, "kp": self.gains.kp}
+
+    def _reference_now(self) -> tuple[np.ndarray, np.ndarray]:
+        """The reference at ``t_n``: the previous step's ``t_{n+1}`` sample when the clock agrees."""
+        cached = getattr(self, "_ref_next", None)
+        if cached is not None and cached[0] == self.t:
+            return cached[1], cached[2]
+        return self.reference.sample(self.t)
 
     def _diverged(self, row: dict) -> str:
         q, v = row["q"], row["v"]
@@ -255,7 +266,8 @@ class Simulation:
             balls=balls,
             meta={"model": self.model.name, "controller": self.opt.controller, "root": self.opt.root,
                   "dt": self.opt.dt, "target_velocity": self.opt.target_velocity,
-                  "gain_scale": self.opt.gain_scale, "clip": self.reference.source, "wall_s": wall},
+                  "gain_scale": self.opt.gain_scale, "clip": self.reference.source, "wall_s": wall,
+                  **(self.controller.report() if hasattr(self.controller, "report") else {})},
             status=status, message=message,
         )
 
