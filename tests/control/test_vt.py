@@ -220,3 +220,11 @@ def test_f0_over_a_torque_limit_scales_the_whole_demand(humanoid_like_layout, rn
     # Within the limits nothing changes.
     np.testing.assert_array_equal(vt.feedforward(state.q, state.v, w0, dt, dyn.mass, dyn.bias,
                                                  np.full(lay.nv, np.inf)), full)
+
+
+def test_a_plain_q_v_pair_is_a_target_too(humanoid_like_layout, rng):
+    lay = humanoid_like_layout
+    dyn, state, target, gains = _problem(lay, rng)
+    vt = VTController(lay, dyn)
+    np.testing.assert_array_equal(vt.torques((state.q, state.v), (target.q, target.v), gains, 1 / 60),
+                                  vt.torques(state, Target(target.q, target.v), gains, 1 / 60))

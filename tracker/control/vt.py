@@ -213,7 +213,7 @@ class VTController:
 
     def torques(self, state: State, target: Target, gains: Gains, dt: float) -> np.ndarray:
         """``f0 + SPD`` generalized forces ``(nv,)`` for the step ``t_n -> t_n + dt``."""
-        q, v = state.q, state.v
+        q, v = state
         w0 = self.desired_velocity(target, dt)
         m, c = self._cache.set(q, v)
         if self.f0_mode == "none":
@@ -230,12 +230,14 @@ class VTController:
                 else:
                     self.skips += 1
             self.last_f0 = f0
-        return self.spd.torques(State(q, v), target._replace(v=w0), gains, dt, extra=f0)
+        q_now, v_now = (target[2], target[3]) if len(target) > 3 else (None, None)
+        return self.spd.torques(State(q, v), Target(target[0], w0, q_now, v_now), gains, dt, extra=f0)
 
     def desired_velocity(self, target: Target, dt: float) -> np.ndarray:
         """``w0`` ``(nv,)``: the reference velocity at ``t_{n+1}`` (see ``w0`` in the class docstring)."""
-        if self.w0_mode == "step" and target.q_now is not None:
+        q_now = target[2] if len(target) > 2 else None  # a Target, or a plain (q, v) pair
+        if self.w0_mode == "step" and q_now is not None:
             # q̄_{n+1} ⊖ q̄_n: SPD's vectorised step error with zero velocity (no Rotation objects)
-            return self.spd._step_error(target.q, target.q_now, self._zero_v, 0.0) / dt
-        return np.asarray(target.v, dtype=float)
+            return self.spd._step_error(target[0], q_now, self._zero_v, 0.0) / dt
+        return np.asarray(target[1], dtype=float)
 
