@@ -290,6 +290,37 @@ def bench_timed_pd(args: argparse.Namespace) -> list[Row]:
     return _versus_spd(args, "timed_pd", "issue 17 target <= 1.0")
 
 
+@section("vt")
+def bench_vt(args: argparse.Namespace) -> list[Row]:
+    """Time per step of vt (f0 id and peek) against spd: same model, clip, dt, gains (issue 18)."""
+    from tracker.character.model import load_model
+    from tracker.retarget import load_clip_reference
+    from tracker.sim.simulation import SimOptions, Simulation
+
+    rows: list[Row] = []
+    model = load_model("humanoid")
+    for clip, name in ((MOCAP_DIR / "cmu_02_01_walk.bvh", "CMU walk"), (MOCAP_DIR / "cmu_10_01_soccer_kick.bvh",
+                                                                         "CMU kick")):
+        ref = load_clip_reference(clip, model="humanoid")
+        dt, steps = 1 / 60, 120
+        res: dict[str, float] = {}
+        for label, ctrl, opts in (("spd", "spd", ()), ("vt id", "vt", (("f0", "id"),)),
+                                  ("vt peek", "vt", (("f0", "peek"),))):
+            best, note = float("inf"), ""
+            for _ in range(max(1, min(args.repeat, 3)) + 1):  # the first also warms up
+                sim = Simulation(model, ref, SimOptions(controller=ctrl, dt=dt, controller_options=opts))
+                rec = sim.run(steps * dt)
+                sim.close()
+                best = min(best, rec.meta["wall_s"] / max(rec.n_steps, 1))
+                note = f"{rec.n_steps} steps" + (f", diverged ({rec.message})" if rec.diverged else "")
+            res[label] = best
+            rows.append(Row(f"humanoid {name} dt=1/60: {label}", best, note=f"{dt / best:6.1f}x real time; {note}"))
+        rows.append(Row(f"humanoid {name}: vt id / spd", ratio=res["vt id"] / res["spd"], note="issue 18 target <= 1.3"))
+        rows.append(Row(f"humanoid {name}: vt peek / spd", ratio=res["vt peek"] / res["spd"],
+                        note="issue 18 target <= 3"))
+    return rows
+
+
 @section("sweep")
 def bench_sweep(args: argparse.Namespace) -> list[Row]:
     """A 16-run sweep (demo_wave, SPD, dt 1/240, 2 s each): --workers 1 vs --workers 2, same summary.csv."""

@@ -66,7 +66,7 @@ def plot(rs: list[dict], out: Path) -> None:
     scenes = [s for s in SCENES.values() if any(r["scene"] == s for r in rs)]
     fig, axes = plt.subplots(1, len(scenes), figsize=(4 * len(scenes), 3.5), sharey=True)
     for ax, scene in zip(axes, scenes):
-        for ctrl in ("pd", "spd", "native", "analytic_pd"):
+        for ctrl in ("pd", "spd", "native", "analytic_pd", "vt"):
             pts = sorted((1.0 / eval(r["dt"]) if "/" not in r["dt"] else float(r["dt"].split("/")[1]),
                           float(r["mean"]) if r["mean"] else float("nan"), r["diverged"])
                          for r in rs if r["scene"] == scene and r["controller"] == ctrl)

@@ -96,7 +96,7 @@ BROKEN = {
         "clip: {path: clip.bvh}\nsim: {dt: -0.01}\n", [], "{f}: sim.dt: must be >= 1e-05 s, got -0.01"),
     "unknown controller name": (
         "clip: {path: clip.bvh}\ncontroller: {name: lqr}\n", [],
-        "{f}: controller.name: 'lqr' is not allowed (valid: spd, pd, native, keyframe_spd, keyframe_pd, analytic_pd, timed_pd)"),
+        "{f}: controller.name: 'lqr' is not allowed (valid: spd, pd, native, keyframe_spd, keyframe_pd, analytic_pd, timed_pd, vt)"),
     "missing clip file": (
         "clip: {path: missing.bvh}\n", [],
         "{f}: clip.path: file 'missing.bvh' does not exist (looked for {d}/missing.bvh)"),

@@ -45,3 +45,18 @@ def test_tan2011_quick_writes_report_and_figure(tmp_path):
     for fig in ("tan2011_fig5.png", "tan2011_fig6.png", "tan2011_fig6_tail.png", "tan2011_humanoid.png",
                 "tan2011_fig7.png"):
         assert f"]({fig})" in report and (out / fig).stat().st_size > 10_000
+
+
+def test_vt_quick_writes_report_and_figures(tmp_path):
+    out = tmp_path / "vt"
+    assert main(["reproduce", "vt", "--quick", "--out", str(out)]) == 0
+    report = (out / "report.md").read_text()
+    for section in ("## 1. Free space", "## 2. Fig. 1", "## 3. The humanoid: shared clips",
+                    "## 4. The humanoid: the six ball scenarios"):
+        assert section in report
+    rows = {line.split("|")[1].strip(): float(line.split("|")[2]) for line in report.splitlines()
+            if line.startswith(("| id |", "| peek |", "| none |"))}
+    assert rows["id"] <= 1e-9 and rows["peek"] <= 1e-9  # K = 110 and 2000: the same free motion with f0
+    assert rows["none"] > 1e-3  # and not without
+    for fig in ("vt_free_space.png", "vt_fig1.png", "vt_humanoid.png"):
+        assert (out / fig).stat().st_size > 10_000

@@ -20,9 +20,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("clip", help="BVH file or reference .npz (from 'tracker retarget')")
     p.add_argument("--model", default="humanoid", help="character model (default: humanoid)")
-    p.add_argument("--controller", default="spd", choices=("spd", "pd", "native", "analytic_pd", "timed_pd"),
+    p.add_argument("--controller", default="spd", choices=("spd", "pd", "native", "analytic_pd", "timed_pd", "vt"),
                    help="servo (default: spd); analytic_pd: Weinstein et al. 2008's analytic PD; "
-                        "timed_pd: Allen et al. 2007's timed PD")
+                        "timed_pd: Allen et al. 2007's timed PD; vt: virtual trajectory (feed-forward plus soft SPD)")
+    p.add_argument("--f0", default=None, metavar="MODE",
+                   help="vt's feed-forward: id (default), peek (one saved and restored engine step) or none")
+    p.add_argument("--w0", default=None, metavar="MODE",
+                   help="vt's desired velocity: step ((q(t+dt) - q(t)) / dt, default) or sample (the reference's)")
     p.add_argument("--dt", type=parse_dt, default=1 / 60, help="physics/control time step, e.g. 1/60 (default)")
     p.add_argument("--root", default="anchored", choices=("anchored", "kinematic", "free"),
                    help="root handling (default: anchored)")
@@ -67,6 +71,12 @@ def run(args: argparse.Namespace) -> int:
         if value is not None:
             if args.controller != "timed_pd":
                 raise ConfigError(f"--{flag} applies to timed_pd, not {args.controller}")
+            options.append((flag, value))
+    for flag in ("f0", "w0"):
+        value = getattr(args, flag)
+        if value is not None:
+            if args.controller != "vt":
+                raise ConfigError(f"--{flag} is an option of controller vt, not {args.controller}")
             options.append((flag, value))
     from tracker.character.fit import resolve_model
 

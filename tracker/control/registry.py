@@ -27,7 +27,8 @@ _REGISTRY: dict[str, Callable[..., Any]] = {}
 #: Modules that register the built-in controllers when imported. ``native``
 #: (PyBullet) is optional here: it is skipped if it does not exist yet.
 _BUILTIN_MODULES = ("tracker.control.pd", "tracker.control.spd", "tracker.control.native",
-                    "tracker.control.keyframe_spd", "tracker.control.timed_pd", "tracker.control.analytic_pd")
+                    "tracker.control.keyframe_spd", "tracker.control.timed_pd", "tracker.control.analytic_pd",
+                    "tracker.control.vt")
 
 
 def register(name: str) -> Callable[[F], F]:

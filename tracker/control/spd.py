@@ -137,8 +137,13 @@ class SPDController:
         #: DOF indices whose torque sat at its limit in the last :meth:`torques` call.
         self.saturated: np.ndarray = _NONE
 
-    def torques(self, state: State, target: Target, gains: Gains, dt: float) -> np.ndarray:
+    def torques(self, state: State, target: Target, gains: Gains, dt: float,
+                extra: np.ndarray | None = None) -> np.ndarray:
         """SPD generalized forces ``(nv,)`` for the step ``t_n -> t_n + dt``.
+
+        ``extra`` ``(nv,)`` is a generalized force added to the servo's: it enters the
+        right-hand side of the implicit solve, so the predicted acceleration, and with it
+        the damping and stiffness terms, account for it.
 
         Raises:
             SimulationError: ``M + Kd·dt`` is not positive definite (a diverged
@@ -150,6 +155,11 @@ class SPDController:
             kp = kp * self.mask
             kd = kd * self.mask
         f = self.servo_force(state, target, kp, kd, dt)
+        if extra is not None:
+            # A force added to the servo's (vt's feed-forward, balance feedback): in the right-hand
+            # side of the solve and in the output, so the implicit terms account for it; with torque
+            # limits the active set treats it as part of each DOF's demand.
+            f = f + extra
         implicit = kd * dt
         if self.prediction == "semi_implicit":
             implicit += kp * (dt * dt * self._position_factor)

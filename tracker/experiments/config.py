@@ -8,11 +8,12 @@ lists them all with defaults and units)::
     seed: 0
     model: humanoid               # registered model or model YAML (relative to this file)
     clip: {path, joint_map, ik, fps, start, end, keep_first_frame}
-    controller: {name: spd|pd|native|analytic_pd, target_velocity: ref|zero, prediction,
+    controller: {name: spd|pd|native|analytic_pd|vt, target_velocity: ref|zero, prediction,
                  gains: {k_t, inertia_scaling, kd_mode, kd_ratio, kd, scale, torque_limits},
                  analytic: {prediction, partition, damping_ratio, gain_units},
                  timed: {lookahead, tension, inertia, integration, horizon, compensation,
-                         gravity_compensation, min_steps}}
+                         gravity_compensation, min_steps},
+                 vt: {f0: id|peek|none, w0: step|sample}}
     root: {mode: anchored|kinematic|free, kp_linear, kp_angular, kd_ratio}
     schedule: {enabled, k_r, k_r_ratio, t_e, t_f, scope, blend, min_separation}
     sim: {dt, substeps, duration, solver_iterations, max_speed}
@@ -46,7 +47,7 @@ from tracker.errors import ConfigError, ModelError, TrackerError
 from tracker.experiments.schema import (REQUIRED, Context, describe, expand_user, is_file, parse, setting, show,
                                         to_plain)
 
-ControllerName = Literal["spd", "pd", "native", "keyframe_spd", "keyframe_pd", "analytic_pd", "timed_pd"]
+ControllerName = Literal["spd", "pd", "native", "keyframe_spd", "keyframe_pd", "analytic_pd", "timed_pd", "vt"]
 RootModeName = Literal["anchored", "kinematic", "free"]
 
 
@@ -114,19 +115,32 @@ class TimedPDConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class VTConfig:
+    """Options of the virtual-trajectory controller (``controller.name: vt``)."""
+
+    f0: Literal["id", "peek", "none"] = setting(
+        "id", "feed-forward: reduced inverse dynamics (id), one saved and restored engine step with contacts "
+        "(peek), or none (plain SPD)")
+    w0: Literal["step", "sample"] = setting(
+        "step", "desired velocity at t_n+1: the reference's step (q(t_n+1) - q(t_n)) / dt, which free motion "
+        "then follows exactly (step), or the reference's own velocity (sample)")
+
+
+@dataclass(frozen=True, kw_only=True)
 class ControllerConfig:
     """Which servo tracks the reference."""
 
     name: ControllerName = setting("spd", "stable PD (spd), explicit PD (pd), PyBullet's STABLE_PD_CONTROL "
-                                   "(native), Weinstein et al. 2008's analytic PD (analytic_pd) or Allen et al. "
-                                   "2007's timed PD (timed_pd); with a keyframe file also keyframe_spd / "
-                                   "keyframe_pd (two cross-faded servos)")
+                                   "(native), Weinstein et al. 2008's analytic PD (analytic_pd), Allen et al. "
+                                   "2007's timed PD (timed_pd) or virtual trajectory (vt: feed-forward plus soft "
+                                   "SPD); with a keyframe file also keyframe_spd / keyframe_pd (two cross-faded servos)")
     target_velocity: Literal["ref", "zero"] = setting("ref", "servo toward the reference velocity or zero")
     prediction: Literal["semi_implicit", "explicit"] = setting(
         "semi_implicit", "SPD's next-state prediction (spd only; explicit is Tan et al.'s)")
     gains: GainsConfig = setting(GainsConfig(), "joint gains")
     analytic: AnalyticPDConfig = setting(AnalyticPDConfig(), "analytic_pd options (analytic_pd only)")
     timed: TimedPDConfig = setting(TimedPDConfig(), "timed_pd options (timed_pd only)")
+    vt: VTConfig = setting(VTConfig(), "virtual-trajectory options (controller vt only)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -427,6 +441,9 @@ def _check_relations(cfg: ExperimentConfig, ctx: Context) -> None:
     if cfg.controller.name == "analytic_pd" and cfg.root.mode == "free" and not cfg.controller.analytic.partition:
         raise ctx.error("root.mode", "'free' with controller analytic_pd needs the free-root partition "
                         "(controller.analytic.partition: true; approximate under contact)", ("anchored", "kinematic"))
+    if cfg.controller.name == "vt" and cfg.controller.vt.f0 == "peek" and cfg.root.mode == "kinematic":
+        raise ctx.error("controller.vt.f0", "'peek' needs a simulated root (root.mode anchored or free), "
+                        "not 'kinematic'", ("id", "none"))
     if cfg.schedule.enabled and cfg.controller.name == "native":
         raise ctx.error("schedule.enabled", "the gain schedule needs controller spd or pd (native has fixed gains)")
     if cfg.schedule.enabled and cfg.controller.name == "timed_pd":

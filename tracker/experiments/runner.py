@@ -122,12 +122,14 @@ def build(cfg: ExperimentConfig) -> Prepared:
 
 
 def controller_options(cfg: ExperimentConfig) -> tuple[tuple[str, Any], ...]:
-    """The controller factory's extra options from the config (``analytic_pd``'s or ``timed_pd``'s section)."""
+    """The controller factory's extra options from the config (its ``controller.<section>``)."""
     if cfg.controller.name == "timed_pd":
         t = cfg.controller.timed
         return (("lookahead", t.lookahead), ("tension", t.tension), ("inertia", t.inertia),
                 ("integration", t.integration), ("horizon", t.horizon), ("compensation", t.compensation),
                 ("gravity_compensation", t.gravity_compensation), ("min_steps", t.min_steps))
+    if cfg.controller.name == "vt":
+        return (("f0", cfg.controller.vt.f0), ("w0", cfg.controller.vt.w0))
     if cfg.controller.name != "analytic_pd":
         return ()
     a = cfg.controller.analytic

@@ -26,6 +26,7 @@ REPRODUCTIONS: dict[str, str] = {
     "tan2011": "tracker.reproduce.tan2011",
     "weinstein2008": "tracker.reproduce.weinstein2008",
     "allen2007": "tracker.reproduce.allen2007",
+    "vt": "tracker.reproduce.vt",
 }
 
 

@@ -51,7 +51,7 @@ class SimOptions:
     """How to simulate.
 
     Attributes:
-        controller: ``spd``, ``pd``, ``native`` or ``analytic_pd`` (any registered name).
+        controller: ``spd``, ``pd``, ``native``, ``analytic_pd`` or ``vt`` (any registered name).
         dt: physics (= control) time step, s.
         root: ``anchored``, ``kinematic`` or ``free``.
         target_velocity: ``ref`` or ``zero``.
@@ -68,6 +68,8 @@ class SimOptions:
         peek: recompute a step in which a ball contact begins with the schedule's gains at the
             contact (module docstring).
         fall_height: a free root below this fraction of the reference root's height has fallen.
+        controller_options: extra keyword options for the controller's factory, as
+            ``(name, value)`` pairs (e.g. ``(("f0", "peek"),)`` for ``vt``).
     """
 
     controller: str = "spd"
@@ -136,14 +138,16 @@ class Simulation:
         if opt.root == "free":
             passive[:6] = True
         kwargs = {"target_velocity": opt.target_velocity}
-        if opt.controller in ("spd", "pd", "analytic_pd", "timed_pd"):
+        if opt.controller in ("spd", "pd", "analytic_pd", "timed_pd", "vt"):
             kwargs["passive"] = passive
-        if opt.controller == "spd":
-            kwargs["substeps"] = opt.substeps
+        if opt.controller in ("spd", "vt"):
+            kwargs["substeps"] = opt.substeps  # SPD's prediction spans the control step's physics steps
         if opt.controller == "native":
             kwargs["character"] = self.character
         if opt.controller == "timed_pd":
             kwargs["reference"] = reference
+        if opt.controller == "vt":  # peek steps the character's world; it refuses a kinematic root
+            kwargs.update(character=self.character, root=opt.root)
         kwargs.update(dict(opt.controller_options))
         self.controller = create_controller(opt.controller, layout=lay, dynamics=self.character, **kwargs)
         if scenario is not None and hasattr(self.controller, "bind"):
