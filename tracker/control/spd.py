@@ -96,8 +96,17 @@ class SPDController:
         self._all_active = bool(self.mask.all())
         self._diag = np.arange(layout.nv) * (layout.nv + 1)  # flat indices of the diagonal
 
-    def torques(self, state: State, target: Target, gains: Gains, dt: float) -> np.ndarray:
+    def torques(self, state: State, target: Target, gains: Gains, dt: float,
+                extra: np.ndarray | None = None, constraints: np.ndarray | None = None) -> np.ndarray:
         """SPD generalized forces ``(nv,)`` for the step ``t_n -> t_n + dt``.
+
+        ``extra`` ``(nv,)`` is a generalized force added to the servo's (e.g. balance feedback,
+        :mod:`tracker.control.balance`): it enters the right-hand side of the implicit solve, so the
+        predicted acceleration, and with it the damping and stiffness terms, account for it.
+        ``constraints`` ``(k, nv)``: velocity combinations the prediction holds at zero acceleration
+        (the stance feet's Jacobians: planted feet), solved exactly by
+        :func:`tracker.control.balance.solve_constrained`; without them a free root's prediction
+        is a body in free fall, whose light shins would seem to meet any knee target at once.
 
         Raises:
             SimulationError: ``M + Kd·dt`` is not positive definite (a diverged
@@ -120,15 +129,24 @@ class SPDController:
         a_mat = np.array(self.dynamics.mass_matrix(q), dtype=float)  # a private copy
         a_mat.flat[self._diag] += implicit
         rhs = f - self.dynamics.bias_forces(q, v)
+        if extra is not None:  # a feedback force the implicit solve must see (balance)
+            rhs += extra
         # LAPACK's Cholesky solve directly: the scipy/numpy wrappers cost more than
         # the 43x43 factorisation itself. info > 0: not positive definite.
-        _, acc, info = _posv(a_mat, rhs, lower=0, overwrite_a=1, overwrite_b=1)
+        if constraints is None:
+            _, acc, info = _posv(a_mat, rhs, lower=0, overwrite_a=1, overwrite_b=1)
+        else:  # planted feet (balance)
+            from tracker.control.balance import solve_constrained
+
+            acc, info = solve_constrained(a_mat, rhs, constraints)
         if info != 0:
             raise SimulationError(
                 "SPD: M + Kd·dt is not positive definite (diverged state or bad mass matrix)"
             )
         tau = f
         tau -= implicit * acc
+        if extra is not None:
+            tau += extra
         if gains.limited:
             np.clip(tau, -gains.tau_max, gains.tau_max, out=tau)
         return tau

@@ -62,6 +62,8 @@ class SimOptions:
     max_speed: float = 95.0
     start: float = 0.0
     solver_iterations: int = 50
+    #: CoM balance feedback (:class:`tracker.control.balance.BalanceOptions`), spd/pd only; None: off.
+    balance: object | None = None
 
 
 @dataclass
@@ -115,6 +117,9 @@ class Simulation:
             kwargs["character"] = self.character
         self.controller = create_controller(opt.controller, layout=lay, dynamics=self.character, **kwargs)
         self._native = bool(getattr(self.controller, "drives_root_kinematically", False))
+        self.balance = self._balance_feedback()
+        self.support = None  # the support polygon the balance feedback last used
+        self.balance_term = None  # and its last feedback
         self.t = opt.start
         self.gains = self.base_gains
         self.reset()
@@ -133,13 +138,40 @@ class Simulation:
             kp[0:6] = kd[0:6] = 0.0
         return Gains(kp, kd, tau_max)
 
+    def _balance_feedback(self):
+        """The balance feedback of ``opt.balance`` (None when off)."""
+        b = self.opt.balance
+        if b is None or not getattr(b, "enabled", False):
+            return None
+        if self.opt.controller not in ("spd", "pd"):
+            raise SimulationError(f"balance feedback needs controller spd or pd, not {self.opt.controller!r}")
+        from tracker.control.balance import BalanceFeedback
+
+        return BalanceFeedback(self.character, b)
+
     def reset(self) -> None:
         q0, v0 = self.reference.sample(self.opt.start)
         self.character.reset_state(q0, v0)
         self._state = None  # the state read after the last step (None: read it anew)
         self.t = self.opt.start
+        if self.balance is not None:
+            self._check_stance(q0)
         if self.scenario is not None:
             self.scenario.reset(self)
+
+    def _check_stance(self, q0: np.ndarray) -> None:
+        """Balance needs a foot on the ground at the start: the engine's contacts at ``q0``."""
+        from tracker.errors import ConfigError
+        from tracker.sim.support import support_of, touching_links
+
+        self.world.detect_contacts()
+        self.support = support_of(self.character, self.world.ground)
+        if self.support.empty:
+            others = touching_links(self.character, self.world.ground)
+            where = f"only {', '.join(others)} touch the ground" if others else "nothing touches the ground"
+            raise ConfigError(f"{self.reference.source or 'reference'}: balance needs a foot on the ground at "
+                              f"t = {self.opt.start:g} s, but {where} (feet: {', '.join(self.model.feet)})")
+        self.balance.reset(q0)
 
     # -- stepping -------------------------------------------------------------
     def step(self) -> dict:
@@ -157,7 +189,13 @@ class Simulation:
             q, v = q.copy(), v.copy()
             q[0:7], v[0:6] = q_now[0:7], v_now[0:6]
             c.reset_base(q[0:7], v[0:6])
-        tau = self.controller.torques(State(q, v), Target(q_next, v_next), self.gains, dt)
+        if self.balance is None:
+            tau = self.controller.torques(State(q, v), Target(q_next, v_next), self.gains, dt)
+        else:
+            term = self._balance_term(q, v)
+            kwargs = {"constraints": term.constraints} if opt.controller == "spd" else {}
+            tau = self.controller.torques(State(q, v), Target(q_next, v_next), self.gains, dt,
+                                          extra=term.tau, **kwargs)
         if not self._native:
             if opt.root == "free":
                 tau[0:6] = 0.0
@@ -172,6 +210,13 @@ class Simulation:
         q1, v1 = c.get_state()
         self._state = (q1, v1)
         return {"t": self.t, "q": q1, "v": v1, "q_ref": q_next, "v_ref": v_next, "tau": tau, "kp": self.gains.kp}
+
+    def _balance_term(self, q: np.ndarray, v: np.ndarray):
+        from tracker.sim.support import support_of
+
+        self.support = support_of(self.character, self.world.ground)
+        self.balance_term = self.balance.term(q, v, self.support)
+        return self.balance_term
 
     def _diverged(self, row: dict) -> str:
         q, v = row["q"], row["v"]

@@ -78,6 +78,10 @@ class World:
     def step(self) -> None:
         p.stepSimulation(physicsClientId=self.client)
 
+    def detect_contacts(self) -> None:
+        """Refresh the engine's contact points without stepping (e.g. right after a reset)."""
+        p.performCollisionDetection(physicsClientId=self.client)
+
     def close(self) -> None:
         if self.client is not None and p.isConnected(self.client):
             p.disconnect(self.client)
