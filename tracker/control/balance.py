@@ -23,8 +23,8 @@ sign right by construction rather than by flipping axes. In double support ``f``
 equally between the feet in contact, each foot's share mapped through its own ``J̃``.
 
 **Strategies** (``strategy``): which joints of each stance leg carry ``J̃ᵀ f``:
-``jacobian`` every joint from the foot to the root (ankle, knee, hip), ``ankle`` the
-ankle only and ``hip`` the hip only (the lecture's two simple baselines, with the same
+``jacobian`` every joint from the feet to the root (ankles, knees, hips), ``ankle`` the
+ankles only and ``hip`` the hips only (the lecture's two simple baselines, with the same
 virtual force). Joints off the stance legs (arms, spine) get nothing: they keep tracking.
 
 **Planted feet in SPD's prediction.** On a free root SPD's implicit solve predicts a body in
@@ -133,12 +133,15 @@ class BalanceFeedback:
         self.layout = lay = character.layout
         chains = chains if chains is not None else leg_chains(character)
         self.chains = chains
-        self.columns: dict[str, np.ndarray] = {}
+        picked: list[str] = []
         for foot, joints in chains.items():
             if not joints:
                 raise ConfigError(f"foot {foot!r} has no actuated joint between it and the root")
-            pick = {"jacobian": joints, "ankle": joints[:1], "hip": joints[-1:]}[options.strategy]
-            self.columns[foot] = np.concatenate([np.arange(lay[j].v.start, lay[j].v.stop) for j in pick])
+            picked += {"jacobian": joints, "ankle": joints[:1], "hip": joints[-1:]}[options.strategy]
+        # Every foot's J̃ over the joints of all legs: in double support a motion that keeps both feet
+        # still moves both legs, and only the full columns keep fᵀ ċ = τᵀ v for such motions.
+        cols = np.concatenate([np.arange(lay[j].v.start, lay[j].v.stop) for j in picked])
+        self.columns: dict[str, np.ndarray] = {foot: cols for foot in chains}
         self.initial_target: np.ndarray | None = None
 
     def reset(self, q: np.ndarray) -> None:
