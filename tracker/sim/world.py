@@ -78,6 +78,15 @@ class World:
     def step(self) -> None:
         p.stepSimulation(physicsClientId=self.client)
 
+    def gravity(self) -> tuple[float, float, float]:
+        """The world's gravity now, m/s²."""
+        d = p.getPhysicsEngineParameters(physicsClientId=self.client)
+        return (d["gravityAccelerationX"], d["gravityAccelerationY"], d["gravityAccelerationZ"])
+
+    def set_gravity(self, g) -> None:
+        """Set the world's gravity ``(3,)`` m/s²."""
+        p.setGravity(*map(float, g), physicsClientId=self.client)
+
     def detect_contacts(self) -> None:
         """Refresh the engine's contact points without stepping (e.g. right after a reset)."""
         p.performCollisionDetection(physicsClientId=self.client)
