@@ -28,14 +28,19 @@ ankles only and ``hip`` the hips only (the lecture's two simple baselines, with 
 virtual force). Joints off the stance legs (arms, spine) get nothing: they keep tracking.
 
 **Planted feet in SPD's prediction.** On a free root SPD's implicit solve predicts a body in
-free fall: a bent knee's error seems to be corrected by swinging the light shin and foot, so
-the servo gives a fraction of the torque that holding the body up needs, and the stance
-sinks and tips (measured: the authored stance falls 1.1 s after release at 1/60 s). The
-feedback therefore also hands SPD the feet's linear Jacobians as constraints of the
-prediction (``SPDController.torques(..., constraints=)``, solved exactly): the shins cannot
-swing, so the knees and hips hold the body (with kp = kd = 0 it then stands 2.5 s before it
-tips). Holding the feet's rotation too (6 rows per foot) makes the two legs a closed chain
-whose stiff servos fight through it; it diverged within 0.2 s and is not used.
+free fall: a joint's error seems to be corrected by swinging the light limb below it (the
+foot about the ankle, the shin about the knee), so a stiff servo gives almost none of the
+torque that holds the body up, and an added balance torque is absorbed the same way (the
+acceleration changes by ``(M + K)⁻¹ τ_b``, not ``M⁻¹ τ_b``). Measured on the authored stance
+at 1/60 s: it sinks and tips over 1.1 s after release, with or without feedback. So the
+feedback also hands SPD the stance feet as constraints of its prediction
+(``SPDController.torques(..., constraints=)``, solved exactly by :func:`solve_constrained`):
+a foot whose sole lies flat on the ground is held in all six directions, a foot on an edge
+or a corner only at its contact points (it may pivot about them, as it does). The servo then
+sees the whole body's inertia behind the ankles, knees and hips, holds the weight, and the
+balance torque moves the body instead of the feet. This needs the engine's contacts to be
+complete from the first step: PyBullet adds one contact point per box per step, so the run
+starts by settling the manifolds (:meth:`tracker.sim.world.World.settle_contacts`).
 
 The torque is added inside SPD's right-hand side (``SPDController.torques(..., extra=)``),
 so the implicit solve sees it. Without a foot on the ground there is nothing to push
@@ -166,9 +171,6 @@ class BalanceFeedback:
             return BalanceTerm(tau, force, c, cdot, np.full(2, np.nan) if not feet else self.target_of(support))
         target = self.target_of(support)
         force[:2] = self.options.kp * (target - c[:2]) - self.options.kd * cdot[:2]
-        import os
-        if os.environ.get("WEIGHT"):
-            force[2] = float(os.environ["WEIGHT"]) * 9.81 * 70.0
         share = force / len(feet)
         rows = []
         for foot in feet:
@@ -182,9 +184,6 @@ class BalanceFeedback:
                 rows.extend(_contact_rows(jl, ja, x_foot, pts))
             jt = jc[:, cols] - jc[:, :6] @ np.linalg.solve(jf[:, :6], jf[:, cols])
             tau[cols] += jt.T @ share
-        import os
-        if os.environ.get("NOCONS"):
-            return BalanceTerm(tau, force, c, cdot, target, None)
         return BalanceTerm(tau, force, c, cdot, target, np.vstack(rows))
 
     def torques(self, q: np.ndarray, v: np.ndarray, support) -> np.ndarray:

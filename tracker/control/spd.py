@@ -97,17 +97,12 @@ class SPDController:
         self._diag = np.arange(layout.nv) * (layout.nv + 1)  # flat indices of the diagonal
 
     def torques(self, state: State, target: Target, gains: Gains, dt: float,
-                extra: np.ndarray | None = None, external: np.ndarray | None = None,
-                constraints: np.ndarray | None = None) -> np.ndarray:
+                extra: np.ndarray | None = None, constraints: np.ndarray | None = None) -> np.ndarray:
         """SPD generalized forces ``(nv,)`` for the step ``t_n -> t_n + dt``.
 
         ``extra`` ``(nv,)`` is a generalized force added to the servo's (e.g. balance feedback,
         :mod:`tracker.control.balance`): it enters the right-hand side of the implicit solve, so the
         predicted acceleration, and with it the damping and stiffness terms, account for it.
-        ``external`` ``(nv,)``: a generalized force the world is expected to apply during the step
-        (the ground's reaction, from the engine's last contact forces); it enters the prediction
-        only, not the returned force. Without it a free root's prediction is a body in free fall,
-        and a stiff servo then gives almost none of the torque that holds the body up.
         ``constraints`` ``(k, nv)``: velocity combinations the prediction holds at zero acceleration
         (the stance feet's Jacobians: planted feet), solved exactly by
         :func:`tracker.control.balance.solve_constrained`; without them a free root's prediction
@@ -136,8 +131,6 @@ class SPDController:
         rhs = f - self.dynamics.bias_forces(q, v)
         if extra is not None:  # a feedback force the implicit solve must see (balance)
             rhs += extra
-        if external is not None:  # expected contact forces (free root on the ground)
-            rhs += external
         # LAPACK's Cholesky solve directly: the scipy/numpy wrappers cost more than
         # the 43x43 factorisation itself. info > 0: not positive definite.
         if constraints is None:

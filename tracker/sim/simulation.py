@@ -164,8 +164,7 @@ class Simulation:
         from tracker.errors import ConfigError
         from tracker.sim.support import support_of, touching_links
 
-        self.world.detect_contacts()
-        self._settle_contacts(q0)
+        self.world.settle_contacts(self.character)
         self.support = support_of(self.character, self.world.ground)
         if self.support.empty:
             others = touching_links(self.character, self.world.ground)
@@ -173,28 +172,6 @@ class Simulation:
             raise ConfigError(f"{self.reference.source or 'reference'}: balance needs a foot on the ground at "
                               f"t = {self.opt.start:g} s, but {where} (feet: {', '.join(self.model.feet)})")
         self.balance.reset(q0)
-
-    def _settle_contacts(self, q0: np.ndarray, steps: int = 4) -> None:
-        """Fill the engine's contact manifolds at the start state.
-
-        PyBullet adds about one point per box-ground pair per step, so a sole that starts flat on
-        the ground is held by one corner in the first step and pivots on it (at 1/30 s it tips the
-        stance over). Stepping a few times without gravity (nothing moves) and restoring the start
-        state leaves the manifolds full (they survive the reset) and the state as it was.
-        """
-        c = self.character
-        q_start, v_start = c.get_state()
-        g = self.world.gravity()
-        self.world.set_gravity((0.0, 0.0, 0.0))
-        try:
-            for _ in range(steps):
-                c.reset_state(q_start, np.zeros_like(v_start))
-                self.world.step()
-        finally:
-            self.world.set_gravity(g)
-        c.reset_state(q_start, v_start)
-        self.world.detect_contacts()
-        del q0
 
     # -- stepping -------------------------------------------------------------
     def step(self) -> dict:
@@ -216,14 +193,8 @@ class Simulation:
             tau = self.controller.torques(State(q, v), Target(q_next, v_next), self.gains, dt)
         else:
             term = self._balance_term(q, v)
-            kwargs = {}
-            if opt.controller == "spd":
-                import os
-                from tracker.sim.support import contact_generalized_force
-                if os.environ.get("EXT"):
-                    kwargs["external"] = contact_generalized_force(c, self.world.ground)
-                if os.environ.get("CONS"):
-                    kwargs["constraints"] = term.constraints
+            # SPD predicts the step with the stance feet held (see tracker.control.balance)
+            kwargs = {"constraints": term.constraints} if opt.controller == "spd" else {}
             tau = self.controller.torques(State(q, v), Target(q_next, v_next), self.gains, dt,
                                           extra=term.tau, **kwargs)
         if not self._native:

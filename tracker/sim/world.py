@@ -78,14 +78,25 @@ class World:
     def step(self) -> None:
         p.stepSimulation(physicsClientId=self.client)
 
-    def gravity(self) -> tuple[float, float, float]:
-        """The world's gravity now, m/s²."""
-        d = p.getPhysicsEngineParameters(physicsClientId=self.client)
-        return (d["gravityAccelerationX"], d["gravityAccelerationY"], d["gravityAccelerationZ"])
+    def settle_contacts(self, character, steps: int = 4, dt: float = 1.0 / 480.0) -> None:
+        """Fill the contact manifolds of ``character`` at its current state, which is kept.
 
-    def set_gravity(self, g) -> None:
-        """Set the world's gravity ``(3,)`` m/s²."""
-        p.setGravity(*map(float, g), physicsClientId=self.client)
+        PyBullet adds about one point per box-ground pair per step, so a sole set down flat is
+        held by one corner in the first step and pivots on it (at 1/30 s that throws a standing
+        character over). A few short steps with the base welded in place add the other corners
+        (they survive the state being restored); the time step is set back afterwards.
+        """
+        q, v = character.get_state()
+        weld = character.hold_base()
+        p.setPhysicsEngineParameter(fixedTimeStep=dt, physicsClientId=self.client)
+        try:
+            for _ in range(steps):
+                p.stepSimulation(physicsClientId=self.client)
+        finally:
+            p.setPhysicsEngineParameter(fixedTimeStep=self.settings.dt, physicsClientId=self.client)
+            character.release_base(weld)
+        character.reset_state(q, v)
+        self.detect_contacts()
 
     def detect_contacts(self) -> None:
         """Refresh the engine's contact points without stepping (e.g. right after a reset)."""
