@@ -101,6 +101,22 @@ class BalanceOptions:
 
 
 @dataclass(frozen=True)
+class Contacts:
+    """Velocity constraints of the stance feet for SPD's prediction (:func:`solve_constrained`).
+
+    Attributes:
+        jac: ``(k, nv)`` rows: each contact point's vertical velocity, then per foot the
+            horizontal velocity of its contact centroid and its spin about the vertical.
+        unilateral: ``(k,)`` True on the contact-normal rows (the ground only pushes).
+        group: ``(k,)`` the foot (index into the support's feet) of each row.
+    """
+
+    jac: np.ndarray
+    unilateral: np.ndarray
+    group: np.ndarray
+
+
+@dataclass(frozen=True)
 class BalanceTerm:
     """One step's feedback, for recording and drawing.
 
@@ -108,8 +124,8 @@ class BalanceTerm:
         tau: ``(nv,)`` generalized force added to the servo's.
         force: ``(3,)`` the virtual force on the CoM, N (z = 0).
         com: ``(3,)`` the CoM, m. com_velocity: ``(3,)`` m/s. target: ``(2,)`` m.
-        constraints: ``(3 k, nv)`` the linear Jacobians of the ``k`` feet on the ground (what
-            SPD's prediction holds still), or None without contact.
+        constraints: the stance feet's contacts SPD's prediction holds (:class:`Contacts`), or None
+            without contact.
     """
 
     tau: np.ndarray
@@ -117,7 +133,7 @@ class BalanceTerm:
     com: np.ndarray
     com_velocity: np.ndarray
     target: np.ndarray
-    constraints: np.ndarray | None = None
+    constraints: Contacts | None = None
 
 
 class BalanceFeedback:
@@ -172,41 +188,35 @@ class BalanceFeedback:
         target = self.target_of(support)
         force[:2] = self.options.kp * (target - c[:2]) - self.options.kd * cdot[:2]
         share = force / len(feet)
-        rows = []
-        for foot in feet:
+        rows, uni, group = [], [], []
+        for g, foot in enumerate(feet):
             cols = self.columns[foot]
             x_foot, jl, ja = self.character.point_jacobian(foot, q=q)
             jf = np.vstack([jl, ja])
-            pts = support.points[support.foot_of_point == support.feet.index(foot)]
-            if _spans_area(pts):  # a sole flat on the ground: the foot is held in all six directions
-                rows.append(jf)
-            else:  # on an edge or a corner: only those points are held, the foot may pivot about them
-                rows.extend(_contact_rows(jl, ja, x_foot, pts))
             jt = jc[:, cols] - jc[:, :6] @ np.linalg.solve(jf[:, :6], jf[:, cols])
             tau[cols] += jt.T @ share
-        return BalanceTerm(tau, force, c, cdot, target, np.vstack(rows))
+            pts = support.points[support.foot_of_point == support.feet.index(foot)]
+            for pt in pts:  # the ground pushes up at each contact point, never pulls
+                rows.append(_point_rows(jl, ja, x_foot, pt)[2])
+                uni.append(True)
+                group.append(g)
+            # friction holds the sole where it is: no sliding at its contact centroid, no spinning
+            j_mid = _point_rows(jl, ja, x_foot, pts.mean(axis=0))
+            rows += [j_mid[0], j_mid[1], ja[2]]
+            uni += [False] * 3
+            group += [g] * 3
+        contacts = Contacts(np.array(rows), np.array(uni), np.array(group))
+        return BalanceTerm(tau, force, c, cdot, target, contacts)
 
     def torques(self, q: np.ndarray, v: np.ndarray, support) -> np.ndarray:
         """``(nv,)`` the generalized force to add to the servo's."""
         return self.term(q, v, support).tau
 
 
-def _spans_area(points: np.ndarray, tol: float = 1e-4) -> bool:
-    """Whether ground points ``(n, 3)`` span an area (at least three, not on one line), ``tol`` m²."""
-    if len(points) < 3:
-        return False
-    d = points[:, :2] - points[0, :2]
-    return bool(np.abs(d[:, 0][:, None] * d[:, 1][None, :] - d[:, 1][:, None] * d[:, 0][None, :]).max() > tol)
-
-
-def _contact_rows(jl: np.ndarray, ja: np.ndarray, x: np.ndarray, points: np.ndarray) -> list[np.ndarray]:
-    """Linear Jacobians ``(3, nv)`` of the foot's material points at the contact ``points`` ``(n, 3)``:
-    ``J_p = J_lin − [p − x]× J_ang`` (``x`` the point ``J_lin`` is for)."""
-    out = []
-    for pt in points:
-        r = pt - x
-        out.append(jl - np.cross(r, ja.T).T)
-    return out
+def _point_rows(jl: np.ndarray, ja: np.ndarray, x: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """Linear Jacobian ``(3, nv)`` of the material point at ``point`` of the body whose point ``x`` has
+    Jacobians ``jl``, ``ja``: ``J_p = J_lin − [point − x]× J_ang``."""
+    return jl - np.cross(point - x, ja.T).T
 
 
 def tilde_jacobian(character, q: np.ndarray, foot: str, cols: np.ndarray, jc: np.ndarray | None = None) -> np.ndarray:
@@ -236,15 +246,23 @@ def leg_chains(character) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: np.ndarray) -> tuple[np.ndarray, int]:
-    """``a`` with ``A a = rhs + Jᵀ λ`` and ``J a = 0`` (``A`` SPD ``(n, n)``, ``J`` ``(k, n)``).
+def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Contacts", unilateral: np.ndarray | None = None,
+                      group: np.ndarray | None = None, max_iter: int = 8) -> tuple[np.ndarray, int]:
+    """``a`` with ``A a = rhs + Jᵀ λ`` and ``J a = 0`` on the active rows (``A`` SPD ``(n, n)``, ``J`` ``(k, n)``).
 
-    The Schur complement with one Cholesky factorisation: ``λ = −(J A⁻¹ Jᵀ)⁻¹ J A⁻¹ rhs``.
-    Rows of ``J`` that are linearly dependent are handled by a least-squares ``λ``.
-    Returns ``(a, info)``; ``info != 0``: ``A`` is not positive definite.
+    The Schur complement with one Cholesky factorisation: ``λ = −(J A⁻¹ Jᵀ)⁻¹ J A⁻¹ rhs`` (with a
+    tiny ridge, so dependent rows, e.g. four coplanar contact normals, are fine). Rows marked
+    ``unilateral`` (contact normals) may only push, ``λ >= 0``: the most negative is dropped and
+    the solve repeated (an active set); when a group (a foot) has no unilateral row left, its
+    other rows (friction) are dropped too. ``A`` is overwritten.
+
+    Returns:
+        ``(a, info)``; ``info != 0``: ``A`` is not positive definite.
     """
     from scipy.linalg.lapack import dposv
 
+    if isinstance(jac, Contacts):
+        jac, unilateral, group = jac.jac, jac.unilateral, jac.group
     k = jac.shape[0]
     b = np.empty((a_mat.shape[0], k + 1))
     b[:, 0] = rhs
@@ -253,9 +271,28 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: np.ndarray) -> tu
     if info != 0:
         return rhs, info
     a_free, ainv_jt = sol[:, 0], sol[:, 1:]
-    schur = jac @ ainv_jt
-    try:
-        lam = np.linalg.solve(schur, -(jac @ a_free))
-    except np.linalg.LinAlgError:  # dependent rows (a foot on two collinear contact points...)
-        lam = np.linalg.lstsq(schur, -(jac @ a_free), rcond=1e-12)[0]
+    full = jac @ ainv_jt
+    target = -(jac @ a_free)
+    active = np.ones(k, dtype=bool)
+    uni = np.zeros(k, dtype=bool) if unilateral is None else np.asarray(unilateral, dtype=bool)
+    lam = np.zeros(k)
+    for _ in range(max_iter):
+        idx = np.flatnonzero(active)
+        if len(idx) == 0:
+            break
+        s = full[np.ix_(idx, idx)]
+        ridge = 1e-10 * max(float(np.trace(s)) / len(idx), 1e-300)
+        lam[:] = 0.0
+        lam[idx] = np.linalg.solve(s + ridge * np.eye(len(idx)), target[idx])
+        bad = uni & active & (lam < 0.0)
+        if not bad.any():
+            break
+        worst = int(np.flatnonzero(bad)[np.argmin(lam[bad])])
+        active[worst] = False
+        if group is not None:
+            g = group[worst]
+            if not (active & uni & (group == g)).any():
+                active[group == g] = False
+    else:
+        lam[~active] = 0.0
     return a_free + ainv_jt @ lam, 0

@@ -167,3 +167,14 @@ def _aabb_margin(p, char, cid: int) -> float:
     lowest foot AABB in the model's zero pose, whose soles are at ``z = 0`` by definition."""
     char.reset_state(char.standing_q())
     return min(p.getAABB(char.body_id, char.link_index(f), physicsClientId=cid)[0][2] for f in char.model.feet)
+
+
+def stand_simulation(pose: str | Path = "stand", *, dt: float = 1.0 / 60.0, balance=None, gui: bool = False):
+    """A free-root :class:`~tracker.sim.simulation.Simulation` tracking a pose file (default the built-in
+    stance) with SPD and the model's gains; ``balance`` a
+    :class:`~tracker.control.balance.BalanceOptions` or None (no feedback)."""
+    from tracker.character.model import load_model
+    from tracker.sim.simulation import SimOptions, Simulation
+
+    ref = load_pose(resolve_pose(pose))
+    return Simulation(load_model(ref.model), ref, SimOptions(dt=dt, root="free", balance=balance), gui=gui)

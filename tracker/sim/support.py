@@ -139,58 +139,9 @@ def foot_contacts(character, ground: int) -> dict[str, np.ndarray]:
     return {f: np.array(out[f], dtype=float) for f in character.model.feet if f in out}
 
 
-#: A sole counts as flat on the ground when three of its corners are this close to the contact plane, m.
-FLAT_TOL = 1.5e-3
-
-
-def sole_corners(character, foot: str) -> np.ndarray:
-    """World positions ``(8, 3)`` of the corners of ``foot``'s box collision shape (empty if not a box), m."""
-    cid, body = character.client_id, character.body_id
-    k = character.link_index(foot)
-    shapes = p.getCollisionShapeData(body, k, physicsClientId=cid)
-    if not shapes or shapes[0][2] != p.GEOM_BOX:
-        return np.zeros((0, 3))
-    half = np.asarray(shapes[0][3]) / 2.0
-    local = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * half
-    # the shape's frame is given relative to the link's inertial frame
-    pos, orn = shapes[0][5], shapes[0][6]
-    if k >= 0:
-        ls = p.getLinkState(body, k, computeForwardKinematics=1, physicsClientId=cid)
-        lpos, lorn = ls[0], ls[1]
-    else:
-        lpos, lorn = p.getBasePositionAndOrientation(body, physicsClientId=cid)
-    wpos, worn = p.multiplyTransforms(lpos, lorn, pos, orn)
-    rot = np.array(p.getMatrixFromQuaternion(worn)).reshape(3, 3)
-    return np.asarray(wpos) + local @ rot.T
-
-
-def _flat_sole(character, foot: str, points: np.ndarray) -> np.ndarray | None:
-    """The corners of ``foot``'s sole on the ground ``(n >= 3, 3)`` if it lies flat, else None.
-
-    PyBullet's manifold for a box on a plane starts with one point and adds about one per step,
-    so a sole set down flat is first reported as touching at one corner; its geometry says it is
-    supported on all of them.
-    """
-    corners = sole_corners(character, foot)
-    if len(corners) == 0 or len(points) == 0:
-        return None
-    z0 = float(points[:, 2].min())
-    low = corners[corners[:, 2] <= z0 + FLAT_TOL]
-    if len(low) < 3:
-        return None
-    low = low.copy()
-    low[:, 2] = z0
-    return low
-
-
 def support_of(character, ground: int) -> Support:
-    """The support polygon of ``character``'s feet on ``ground``: the engine's current contact
-    points, plus the sole corners of the feet that lie flat on the ground."""
+    """The support polygon of ``character``'s feet on ``ground`` from the engine's current contacts."""
     contacts = foot_contacts(character, ground)
-    for foot, pts in contacts.items():
-        flat = _flat_sole(character, foot, pts)
-        if flat is not None:
-            contacts[foot] = np.concatenate([pts, flat])
     feet = tuple(contacts)
     if not feet:
         return polygon_of(np.zeros((0, 3)))
