@@ -96,7 +96,7 @@ def test_the_feedback_pushes_the_com_toward_the_target_for_every_strategy(humano
                                 support.polygon, support.center, support.area)
         term = fb.term(q, np.zeros(humanoid.layout.nv), support)
         assert term.force[:2] == pytest.approx(1000.0 * 0.05 * np.array(direction))
-        assert term.constraints.shape == (3, humanoid.layout.nv)
+        assert term.constraints.jac.shape[1] == humanoid.layout.nv and term.constraints.unilateral.sum() == 1
         # the torques are the virtual force's: equal power on every motion that keeps the foot still
         v = _foot_fixed_velocity(humanoid, q, "left_foot", rng)
         cols = fb.columns["left_foot"]
@@ -116,7 +116,7 @@ def test_solve_constrained_holds_the_constraint_and_the_dynamics():
     jac = rng.normal(size=(3, 9))
     a, info = solve_constrained(a_mat.copy(), rhs, jac)
     assert info == 0
-    assert np.abs(jac @ a).max() < 1e-12
+    assert np.abs(jac @ a).max() < 1e-7 * np.abs(rhs).max()  # up to the solve's 1e-10 ridge
     lam = np.linalg.lstsq(jac.T, a_mat @ a - rhs, rcond=None)[0]
     assert np.abs(a_mat @ a - rhs - jac.T @ lam).max() < 1e-10  # the residual is a constraint force
 
@@ -147,3 +147,21 @@ def test_unknown_strategy_or_target_is_a_one_line_config_error():
         BalanceOptions(target="origin")
     with pytest.raises(TrackerError, match="kp"):
         BalanceOptions(kp=-1.0)
+
+
+def test_the_feedbacks_closed_form_is_the_solved_tilde_jacobian(humanoid):
+    """The torque BalanceFeedback computes equals J̃ᵀ f with J̃ from the derivation's solve."""
+    from tracker.sim.support import polygon_of
+
+    rng = np.random.default_rng(9)
+    q = _stance_q(humanoid, rng)
+    fb = BalanceFeedback(humanoid, BalanceOptions(kp=700.0, kd=30.0))
+    pts = np.array([[0.3, 0.2, 0.0], [0.5, -0.1, 0.0], [0.1, -0.3, 0.0]])
+    support = polygon_of(pts, ("left_foot", "right_foot"), np.array([0, 1, 1]))
+    v = rng.normal(size=humanoid.layout.nv)
+    term = fb.term(q, v, support)
+    cols = fb.columns["left_foot"]
+    want = np.zeros(humanoid.layout.nv)
+    for foot in ("left_foot", "right_foot"):
+        want[cols] += tilde_jacobian(humanoid, q, foot, cols).T @ (term.force / 2)
+    assert np.abs(term.tau - want).max() < 1e-9 * max(1.0, np.abs(want).max())

@@ -192,20 +192,18 @@ class BalanceFeedback:
         for g, foot in enumerate(feet):
             cols = self.columns[foot]
             x_foot, jl, ja = self.character.point_jacobian(foot, q=q)
-            jf = np.vstack([jl, ja])
-            jt = jc[:, cols] - jc[:, :6] @ np.linalg.solve(jf[:, :6], jf[:, cols])
-            tau[cols] += jt.T @ share
+            # J̃ᵀ f in closed form (see tilde_jacobian): (J_c,a − J_f,a)ᵀ f + J_ω,aᵀ (f × (c − x_f))
+            tau[cols] += (jc[:, cols] - jl[:, cols]).T @ share + ja[:, cols].T @ np.cross(share, c - x_foot)
             pts = support.points[support.foot_of_point == support.feet.index(foot)]
-            for pt in pts:  # the ground pushes up at each contact point, never pulls
-                rows.append(_point_rows(jl, ja, x_foot, pt)[2])
-                uni.append(True)
-                group.append(g)
+            # the ground pushes up at each contact point, never pulls: their vertical velocities
+            r = pts - x_foot
+            rows.append(jl[2][None, :] - r[:, 0:1] * ja[1][None, :] + r[:, 1:2] * ja[0][None, :])
             # friction holds the sole where it is: no sliding at its contact centroid, no spinning
-            j_mid = _point_rows(jl, ja, x_foot, pts.mean(axis=0))
-            rows += [j_mid[0], j_mid[1], ja[2]]
-            uni += [False] * 3
-            group += [g] * 3
-        contacts = Contacts(np.array(rows), np.array(uni), np.array(group))
+            m = r.mean(axis=0)
+            rows.append(np.vstack([jl[0] - (m[1] * ja[2] - m[2] * ja[1]), jl[1] - (m[2] * ja[0] - m[0] * ja[2]), ja[2]]))
+            uni += [True] * len(pts) + [False] * 3
+            group += [g] * (len(pts) + 3)
+        contacts = Contacts(np.vstack(rows), np.array(uni), np.array(group))
         return BalanceTerm(tau, force, c, cdot, target, contacts)
 
     def torques(self, q: np.ndarray, v: np.ndarray, support) -> np.ndarray:
@@ -213,15 +211,15 @@ class BalanceFeedback:
         return self.term(q, v, support).tau
 
 
-def _point_rows(jl: np.ndarray, ja: np.ndarray, x: np.ndarray, point: np.ndarray) -> np.ndarray:
-    """Linear Jacobian ``(3, nv)`` of the material point at ``point`` of the body whose point ``x`` has
-    Jacobians ``jl``, ``ja``: ``J_p = J_lin − [point − x]× J_ang``."""
-    return jl - np.cross(point - x, ja.T).T
-
-
 def tilde_jacobian(character, q: np.ndarray, foot: str, cols: np.ndarray, jc: np.ndarray | None = None) -> np.ndarray:
     """``J̃ = J_c,a − J_c,r J_f,r⁻¹ J_f,a`` ``(3, len(cols))``: the CoM velocity per joint velocity
-    in ``cols`` while ``foot`` stays fixed (root columns 0..5)."""
+    in ``cols`` while ``foot`` stays fixed (root columns 0..5).
+
+    With the root's columns ``J_f,r = [[I, −[x_f − P]×], [0, I]]`` and ``J_c,r = [I, −[c − P]×]``
+    (``P`` the base's centre of mass) this is ``J_c,a − J_f,a + (c − x_f) × J_ω,a`` column by
+    column: the CoM's velocity relative to the foot point with the foot's rotation taken out.
+    :class:`BalanceFeedback` uses that form; this one solves, as the derivation reads.
+    """
     if jc is None:
         jc = character.com_jacobian(q)[1]
     _, jl, ja = character.point_jacobian(foot, q=q)
@@ -280,10 +278,11 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
         idx = np.flatnonzero(active)
         if len(idx) == 0:
             break
-        s = full[np.ix_(idx, idx)]
-        ridge = 1e-10 * max(float(np.trace(s)) / len(idx), 1e-300)
+        s = full[np.ix_(idx, idx)] if len(idx) < k else full.copy()
+        s.flat[::len(idx) + 1] += 1e-10 * max(float(np.trace(s)) / len(idx), 1e-300)  # a ridge
         lam[:] = 0.0
-        lam[idx] = np.linalg.solve(s + ridge * np.eye(len(idx)), target[idx])
+        _, sol_l, info_l = dposv(s, target[idx], lower=0, overwrite_a=1, overwrite_b=0)
+        lam[idx] = sol_l if info_l == 0 else np.linalg.lstsq(s, target[idx], rcond=1e-12)[0]
         bad = uni & active & (lam < 0.0)
         if not bad.any():
             break

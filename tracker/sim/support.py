@@ -80,15 +80,33 @@ def _segment_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     return float(np.linalg.norm(x - (a + t * ab)))
 
 
+_HULL_CACHE: dict[bytes, tuple[np.ndarray, float]] = {}
+
+
 def polygon_of(points: np.ndarray, feet: tuple[str, ...] = (), foot_of_point: np.ndarray | None = None) -> Support:
     """The support of ground contact points ``(N, 3)`` (or ``(N, 2)``), m."""
-    from scipy.spatial import ConvexHull, QhullError
-
     pts = np.asarray(points, dtype=float)
     if pts.size == 0:
         pts = np.zeros((0, 3))
-    xy = pts[:, :2]
     fop = np.zeros(len(pts), dtype=int) if foot_of_point is None else np.asarray(foot_of_point, dtype=int)
+    # A standing character's contacts barely move from step to step: the hull (a qhull call and
+    # most of this function's cost) is reused while the points agree to 0.1 mm.
+    key = np.round(pts[:, :2], 4).tobytes()
+    hit = _HULL_CACHE.get(key)
+    if hit is None:
+        hit = _hull(pts)
+        if len(_HULL_CACHE) > 64:
+            _HULL_CACHE.clear()
+        _HULL_CACHE[key] = hit
+    poly, area, center = hit
+    return Support(tuple(feet), frozen(pts), frozen(fop, int), poly, center, area)
+
+
+def _hull(pts: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+    """``(polygon, area, centre)`` of ground points, read-only."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    xy = pts[:, :2]
     poly, area = np.zeros((0, 2)), 0.0
     if len(xy):
         uniq = np.unique(np.round(xy, 12), axis=0)
@@ -106,7 +124,7 @@ def polygon_of(points: np.ndarray, feet: tuple[str, ...] = (), foot_of_point: np
         center = poly.mean(axis=0)
     else:
         center = np.full(2, np.nan)
-    return Support(tuple(feet), frozen(pts), frozen(fop, int), frozen(poly), frozen(center), area)
+    return frozen(poly), area, frozen(center)
 
 
 def _segment_ends(xy: np.ndarray) -> np.ndarray:
