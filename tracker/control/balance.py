@@ -34,11 +34,13 @@ torque that holds the body up, and an added balance torque is absorbed the same 
 acceleration changes by ``(M + K)⁻¹ τ_b``, not ``M⁻¹ τ_b``). Measured on the authored stance
 at 1/60 s: it sinks and tips over 1.1 s after release, with or without feedback. So the
 feedback also hands SPD the stance feet as constraints of its prediction
-(``SPDController.torques(..., constraints=)``, solved exactly by :func:`solve_constrained`):
-a foot whose sole lies flat on the ground is held in all six directions, a foot on an edge
-or a corner only at its contact points (it may pivot about them, as it does). The servo then
-sees the whole body's inertia behind the ankles, knees and hips, holds the weight, and the
-balance torque moves the body instead of the feet. This needs the engine's contacts to be
+(``SPDController.torques(..., constraints=)``, solved by :func:`solve_constrained`): the
+vertical velocity of every contact point is held at zero, unilaterally (the ground only
+pushes; a point that would have to pull is dropped), so a sole flat on the ground is held
+level and one on its toe edge may pivot about it. The servo then sees the body's inertia
+behind the ankles, knees and hips, holds the weight, and the balance torque moves the body
+instead of the feet. (Holding the soles' sliding and spin too closes the loop between the
+two legs, whose stiff servos then fight through it: it halved the survived push.) This needs the engine's contacts to be
 complete from the first step: PyBullet adds one contact point per box per step, so the run
 starts by settling the manifolds (:meth:`tracker.sim.world.World.settle_contacts`).
 
@@ -62,12 +64,15 @@ BalanceTarget = Literal["support_center", "initial"]
 TARGETS: tuple[str, ...] = ("support_center", "initial")
 
 #: Defaults for our 70 kg humanoid. The slide's kp = 200 N/m, kd = 20 N·s/m "for a 50 kg
-#: character" is per-character tuning on top of a tracking servo; ours tracks with stiff SPD
-#: gains, and the push sweep (docs/games105.md) shows survival rising with kp up to about
-#: 2000 N/m (a 1 cm error -> 20 N, 3 % of the weight) and flattening beyond; kd = 0.1 kp s
-#: (a time constant of 0.1 s) keeps the CoM from overshooting.
-DEFAULT_KP = 2000.0
-DEFAULT_KD = 200.0
+#: character" sits on top of a soft tracking servo; ours tracks the stance with the model's
+#: stiff SPD gains, which resist the feedback, so the CoM settles where the feedback force
+#: balances the servos' deflection: 3.3 cm ahead of the support centre with kp = 1000 N/m,
+#: 1.7 cm with 2000, 0.8 cm with 4000 (the authored stance, 30 s at 1/60 and 1/30 s, same
+#: numbers at both). 4000 N/m (a 1 cm error -> 40 N, 6 % of the weight) keeps that under 1 cm;
+#: the survived push changes little between 2000 and 8000 (docs/games105.md). kd = 0.1 kp s
+#: (time constant 0.1 s) keeps the CoM from overshooting.
+DEFAULT_KP = 4000.0
+DEFAULT_KD = 400.0
 
 
 @dataclass(frozen=True)
@@ -105,8 +110,9 @@ class Contacts:
     """Velocity constraints of the stance feet for SPD's prediction (:func:`solve_constrained`).
 
     Attributes:
-        jac: ``(k, nv)`` rows: each contact point's vertical velocity, then per foot the
-            horizontal velocity of its contact centroid and its spin about the vertical.
+        jac: ``(k, nv)`` rows: each contact point's vertical velocity (the sole may slide or
+            spin in the prediction: holding that too closes the loop between the two legs, whose
+            stiff servos then fight through it; measured, it halves the survived push).
         unilateral: ``(k,)`` True on the contact-normal rows (the ground only pushes).
         group: ``(k,)`` the foot (index into the support's feet) of each row.
     """
@@ -188,7 +194,7 @@ class BalanceFeedback:
         target = self.target_of(support)
         force[:2] = self.options.kp * (target - c[:2]) - self.options.kd * cdot[:2]
         share = force / len(feet)
-        rows, uni, group = [], [], []
+        rows, group = [], []
         for g, foot in enumerate(feet):
             cols = self.columns[foot]
             x_foot, jl, ja = self.character.point_jacobian(foot, q=q)
@@ -198,12 +204,9 @@ class BalanceFeedback:
             # the ground pushes up at each contact point, never pulls: their vertical velocities
             r = pts - x_foot
             rows.append(jl[2][None, :] - r[:, 0:1] * ja[1][None, :] + r[:, 1:2] * ja[0][None, :])
-            # friction holds the sole where it is: no sliding at its contact centroid, no spinning
-            m = r.mean(axis=0)
-            rows.append(np.vstack([jl[0] - (m[1] * ja[2] - m[2] * ja[1]), jl[1] - (m[2] * ja[0] - m[0] * ja[2]), ja[2]]))
-            uni += [True] * len(pts) + [False] * 3
-            group += [g] * (len(pts) + 3)
-        contacts = Contacts(np.vstack(rows), np.array(uni), np.array(group))
+            group += [g] * len(pts)
+        jac = np.vstack(rows)
+        contacts = Contacts(jac, np.ones(len(jac), dtype=bool), np.array(group))
         return BalanceTerm(tau, force, c, cdot, target, contacts)
 
     def torques(self, q: np.ndarray, v: np.ndarray, support) -> np.ndarray:
