@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "play": "play",
     "replay": "replay",
     "reproduce": "reproduce",
+    "push": "push",
 }
 
 

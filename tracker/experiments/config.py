@@ -73,6 +73,19 @@ class GainsConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class BalanceConfig:
+    """CoM balance feedback through the stance feet's Jacobian transpose (GAMES105; :mod:`tracker.control.balance`)."""
+
+    enabled: bool = setting(False, "add the feedback (spd or pd; meant for root.mode: free)")
+    kp: float = setting(4000.0, "stiffness on the CoM's horizontal error", unit="N/m", ge=0)
+    kd: float = setting(400.0, "damping on the CoM's horizontal velocity", unit="N·s/m", ge=0)
+    target: Literal["support_center", "initial"] = setting(
+        "support_center", "where the CoM is pulled: the support polygon's centre, or where it started")
+    strategy: Literal["jacobian", "ankle", "hip"] = setting(
+        "jacobian", "joints that carry the virtual force: every stance-leg joint, the ankles, or the hips")
+
+
+@dataclass(frozen=True, kw_only=True)
 class ControllerConfig:
     """Which servo tracks the reference."""
 
@@ -81,6 +94,7 @@ class ControllerConfig:
     prediction: Literal["semi_implicit", "explicit"] = setting(
         "semi_implicit", "SPD's next-state prediction (spd only; explicit is Tan et al.'s)")
     gains: GainsConfig = setting(GainsConfig(), "joint gains")
+    balance: BalanceConfig = setting(BalanceConfig(), "CoM balance feedback (free root)")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -96,13 +96,27 @@ def build(cfg: ExperimentConfig) -> Prepared:
     opt = SimOptions(controller=cfg.controller.name, dt=cfg.sim.dt, root=root.mode,
                      target_velocity=cfg.controller.target_velocity, gain_scale=g.scale,
                      root_kp=(root.kp_linear, root.kp_angular), root_kd_ratio=root.kd_ratio,
-                     max_speed=cfg.sim.max_speed, start=clip.start, solver_iterations=cfg.sim.solver_iterations)
+                     max_speed=cfg.sim.max_speed, start=clip.start, solver_iterations=cfg.sim.solver_iterations,
+                     balance=_balance_options(cfg))
     gains = build_gains(model, cfg.sim.dt, k=g.k_t, inertia_scaled=g.inertia_scaling, kd_mode=g.kd_mode,
                         kd_ratio=g.kd_ratio, kd=g.kd, gain_scale=g.scale, root_kp=(root.kp_linear, root.kp_angular),
                         root_kd_ratio=root.kd_ratio, root=root.mode, torque_limits=g.torque_limits)
     launches = launches_of(cfg)
     _plan(launches, ref, model, cfg)  # an impossible launch fails before any file is written
     return Prepared(cfg, model, ref, opt, gains, launches)
+
+
+def _balance_options(cfg: ExperimentConfig):
+    """The config's balance feedback (:class:`tracker.control.balance.BalanceOptions`), None when off."""
+    b = cfg.controller.balance
+    if not b.enabled:
+        return None
+    if cfg.controller.name not in ("spd", "pd"):
+        raise ConfigError(f"{cfg.source or cfg.name}: controller.balance: needs controller spd or pd, "
+                          f"not {cfg.controller.name!r}")
+    from tracker.control.balance import BalanceOptions
+
+    return BalanceOptions(enabled=True, kp=b.kp, kd=b.kd, target=b.target, strategy=b.strategy)
 
 
 def _plan(launches: list, ref, model, cfg: ExperimentConfig) -> None:

@@ -121,3 +121,153 @@ def run_push(sim, push: Push, duration: float, *, stop_on_fall: bool = True) -> 
     return PushOutcome(fell=fell_at is not None, fell_time_s=None if fell_at is None else round(fell_at, 6),
                        com_drift_m=float(off[-1]), max_com_offset_m=float(off.max()), duration_s=float(ts[-1] - t0),
                        push=push, fell_reason=reason, t=np.array(ts) - t0, com=com)
+
+
+#: The strategies a sweep compares; ``none`` is the stance tracked by SPD without feedback.
+SWEEP_STRATEGIES: tuple[str, ...] = ("none", "jacobian", "ankle", "hip")
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """A grid of pushes (``configs/sweeps/push.yaml``; units: N, s, degrees, m).
+
+    Attributes:
+        pose: pose file or ``stand``. dt: time step. time: simulated seconds per run.
+        start: push start, s. duration: push length, s. links: pushed links.
+        directions: name -> degrees. strategies: ``none`` and/or balance strategies.
+        forces: the push sizes tried, N (increasing). kp, kd: the feedback gains.
+    """
+
+    pose: str = "stand"
+    dt: float = 1.0 / 60.0
+    time: float = 4.0
+    start: float = 1.0
+    duration: float = 0.2
+    links: tuple[str, ...] = ("pelvis", "chest")
+    directions: tuple[tuple[str, float], ...] = tuple(DIRECTIONS.items())
+    strategies: tuple[str, ...] = SWEEP_STRATEGIES
+    forces: tuple[float, ...] = tuple(float(f) for f in range(0, 301, 25))
+    kp: float | None = None
+    kd: float | None = None
+
+
+def load_sweep(path) -> SweepSettings:
+    """Read a push sweep file (strict: unknown keys and bad values are one-line ConfigErrors)."""
+    from fractions import Fraction
+    from pathlib import Path
+
+    import yaml
+
+    from tracker.control.balance import STRATEGIES
+    from tracker.errors import ConfigError
+
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read push sweep ({' '.join(str(exc).split())})") from None
+    if not isinstance(raw, dict) or raw.get("kind") != "push_sweep":
+        raise ConfigError(f"{path}: not a push sweep file (it needs 'kind: push_sweep')")
+    keys = {f for f in SweepSettings.__dataclass_fields__} | {"kind", "description"}
+    for k in raw:
+        if k not in keys:
+            raise ConfigError(f"{path}: {k}: unknown key (valid: {', '.join(sorted(keys))})")
+
+    def num(key, value, lo=0.0):
+        try:
+            x = float(Fraction(value)) if isinstance(value, str) else float(value)
+        except (TypeError, ValueError, ZeroDivisionError):
+            raise ConfigError(f"{path}: {key}: expected a number, got {value!r}") from None
+        if isinstance(value, bool) or not np.isfinite(x) or x < lo:
+            raise ConfigError(f"{path}: {key}: expected a number >= {lo:g}, got {value!r}")
+        return x
+
+    kw = {}
+    for k in ("dt", "time", "start", "duration", "kp", "kd"):
+        if k in raw:
+            kw[k] = num(k, raw[k])
+    if "dt" in kw and kw["dt"] <= 0:
+        raise ConfigError(f"{path}: dt: must be > 0")
+    if "pose" in raw:
+        kw["pose"] = str(raw["pose"]) if raw["pose"] == "stand" else str((path.parent / raw["pose"]).resolve())
+    if "links" in raw:
+        kw["links"] = tuple(str(x) for x in raw["links"])
+    if "directions" in raw:
+        if not isinstance(raw["directions"], dict):
+            raise ConfigError(f"{path}: directions: expected a mapping name -> degrees")
+        kw["directions"] = tuple((str(k), num(f"directions.{k}", v, -360.0)) for k, v in raw["directions"].items())
+    if "strategies" in raw:
+        bad = [s for s in raw["strategies"] if s not in ("none",) + STRATEGIES]
+        if bad:
+            raise ConfigError(f"{path}: strategies: {bad[0]!r} is not one of: none, {', '.join(STRATEGIES)}")
+        kw["strategies"] = tuple(raw["strategies"])
+    if "forces" in raw:
+        f = raw["forces"]
+        if isinstance(f, dict) and set(f) == {"start", "stop", "step"}:
+            a, b, st = (num(f"forces.{k}", f[k]) for k in ("start", "stop", "step"))
+            if st <= 0:
+                raise ConfigError(f"{path}: forces.step: must be > 0")
+            kw["forces"] = tuple(float(x) for x in np.arange(a, b + 0.5 * st, st))
+        elif isinstance(f, list) and f:
+            kw["forces"] = tuple(sorted(num("forces", x) for x in f))
+        else:
+            raise ConfigError(f"{path}: forces: expected a list of newtons or {{start, stop, step}}")
+    return SweepSettings(**kw)
+
+
+def largest_survived(forces: np.ndarray, fell: np.ndarray) -> float:
+    """The largest push of a sweep below which every push was survived, N (0 if even the first fell;
+    NaN if the character fell without any push)."""
+    forces, fell = np.asarray(forces, float), np.asarray(fell, bool)
+    order = np.argsort(forces)
+    forces, fell = forces[order], fell[order]
+    if len(forces) and forces[0] == 0.0 and fell[0]:
+        return float("nan")
+    best = 0.0
+    for f, x in zip(forces, fell):
+        if x:
+            break
+        best = f
+    return float(best)
+
+
+def run_sweep(settings: SweepSettings, progress=None) -> list[dict]:
+    """Every (strategy, link, direction, force) of ``settings``; one row each (a dict)."""
+    from tracker.control.balance import DEFAULT_KD, DEFAULT_KP, BalanceOptions
+    from tracker.sim.stance import stand_simulation
+
+    rows = []
+    for strategy in settings.strategies:
+        if strategy == "none":
+            bal = None
+        else:
+            bal = BalanceOptions(kp=DEFAULT_KP if settings.kp is None else settings.kp,
+                                 kd=DEFAULT_KD if settings.kd is None else settings.kd, strategy=strategy)
+        sim = stand_simulation(settings.pose, dt=settings.dt, balance=bal)
+        try:
+            for link in settings.links:
+                for dname, deg in settings.directions:
+                    for force in settings.forces:
+                        sim.reset()
+                        out = run_push(sim, Push(force=force, duration=settings.duration, direction=deg, link=link,
+                                                 start=settings.start), settings.time)
+                        rows.append({"strategy": strategy, "link": link, "direction": dname, "direction_deg": deg,
+                                     "force_n": force, "fell": out.fell, "fell_time_s": out.fell_time_s,
+                                     "max_com_offset_m": round(out.max_com_offset_m, 6)})
+                        if progress is not None:
+                            progress(rows[-1])
+        finally:
+            sim.close()
+    return rows
+
+
+def survival_table(rows: list[dict]) -> list[dict]:
+    """Per (strategy, link, direction): the largest push survived (:func:`largest_survived`)."""
+    keys = sorted({(r["strategy"], r["link"], r["direction"]) for r in rows},
+                  key=lambda k: (SWEEP_STRATEGIES.index(k[0]) if k[0] in SWEEP_STRATEGIES else 9, k[1], k[2]))
+    out = []
+    for s, link, d in keys:
+        sel = [r for r in rows if (r["strategy"], r["link"], r["direction"]) == (s, link, d)]
+        out.append({"strategy": s, "link": link, "direction": d,
+                    "largest_survived_n": largest_survived([r["force_n"] for r in sel], [r["fell"] for r in sel])})
+    return out

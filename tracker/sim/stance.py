@@ -10,6 +10,7 @@ lowered until the lowest sole touches ``z = 0``. The format is documented in
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from tracker.retarget.reference import Reference
 
 #: The built-in stance ``tracker push stand`` tracks.
 STAND = DATA_DIR / "poses" / "stand.yaml"
-_KEYS = ("kind", "model", "lean", "joints")
+_KEYS = ("kind", "model", "lean", "height", "joints")
 
 
 def resolve_pose(spec: str | Path) -> Path:
@@ -41,6 +42,22 @@ def is_pose_file(path: str | Path) -> bool:
 
 
 def load_pose(path: str | Path, fps: float = 30.0) -> Reference:
+    """The stance of pose file ``path`` (cached per file version); see :func:`_load_pose`."""
+    path = Path(path)
+    try:
+        mtime = path.stat().st_mtime
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read pose file ({exc.strerror})") from None
+    return _load_pose_cached(str(path.resolve()), mtime, float(fps))
+
+
+@lru_cache(maxsize=8)
+def _load_pose_cached(path: str, mtime: float, fps: float) -> Reference:
+    del mtime  # part of the cache key only
+    return _load_pose(Path(path), fps)
+
+
+def _load_pose(path: Path, fps: float = 30.0) -> Reference:
     """The stance of pose file ``path`` as a two-frame constant reference (zero velocity).
 
     Raises:
@@ -85,7 +102,11 @@ def load_pose(path: str | Path, fps: float = 30.0) -> Reference:
     lean = raw.get("lean", "solve")
     if lean != "solve" and (isinstance(lean, bool) or not isinstance(lean, (int, float))):
         raise ConfigError(f"{path}: lean: expected 'solve' or degrees, got {lean!r}")
+    height = raw.get("height", 0.0)
+    if isinstance(height, bool) or not isinstance(height, (int, float)) or not np.isfinite(height) or height < 0:
+        raise ConfigError(f"{path}: height: expected metres >= 0 above the ground, got {height!r}")
     q = _solve_stance(model, q, None if lean == "solve" else np.radians(float(lean)), path)
+    q[2] += float(height)
     qs = np.stack([q, q])
     return Reference(qs, np.zeros((2, lay.nv)), fps, tuple((s.name, s.kind) for s in lay.joints),
                      model=model.name, source=str(path))
