@@ -176,11 +176,11 @@ def _run_sweep(args: argparse.Namespace) -> int:
 
     def progress(_row: dict) -> None:
         done[0] += 1
-        if not args.json:
+        if not args.json and sys.stderr.isatty():
             print(f"\r{done[0]}/{total} pushes", end="", file=sys.stderr, flush=True)
 
     rows = run_sweep(settings, progress)
-    if not args.json:
+    if not args.json and sys.stderr.isatty():
         print(file=sys.stderr)
     table = survival_table(rows)
     write_sweep(out, rows, table)

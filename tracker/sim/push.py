@@ -243,21 +243,21 @@ def run_sweep(settings: SweepSettings, progress=None) -> list[dict]:
         else:
             bal = BalanceOptions(kp=DEFAULT_KP if settings.kp is None else settings.kp,
                                  kd=DEFAULT_KD if settings.kd is None else settings.kd, strategy=strategy)
-        sim = stand_simulation(settings.pose, dt=settings.dt, balance=bal)
-        try:
-            for link in settings.links:
-                for dname, deg in settings.directions:
-                    for force in settings.forces:
-                        sim.reset()
+        for link in settings.links:
+            for dname, deg in settings.directions:
+                for force in settings.forces:
+                    # a fresh world per push: a reset world keeps contact caches from the last run
+                    sim = stand_simulation(settings.pose, dt=settings.dt, balance=bal)
+                    try:
                         out = run_push(sim, Push(force=force, duration=settings.duration, direction=deg, link=link,
                                                  start=settings.start), settings.time)
-                        rows.append({"strategy": strategy, "link": link, "direction": dname, "direction_deg": deg,
-                                     "force_n": force, "fell": out.fell, "fell_time_s": out.fell_time_s,
-                                     "max_com_offset_m": round(out.max_com_offset_m, 6)})
-                        if progress is not None:
-                            progress(rows[-1])
-        finally:
-            sim.close()
+                    finally:
+                        sim.close()
+                    rows.append({"strategy": strategy, "link": link, "direction": dname, "direction_deg": deg,
+                                 "force_n": force, "fell": out.fell, "fell_time_s": out.fell_time_s,
+                                 "max_com_offset_m": round(out.max_com_offset_m, 6)})
+                    if progress is not None:
+                        progress(rows[-1])
     return rows
 
 
