@@ -24,6 +24,7 @@ from tracker.errors import ConfigError
 #: name -> module under ``tracker.reproduce``, in the order ``--list`` shows them.
 REPRODUCTIONS: dict[str, str] = {
     "tan2011": "tracker.reproduce.tan2011",
+    "games105": "tracker.reproduce.games105",
 }
 
 

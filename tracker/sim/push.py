@@ -4,7 +4,8 @@ A push is a horizontal world force on one link's centre of mass for a while. Its
 is where it comes *from*, in degrees about +Z from the character's facing direction (+X):
 0 from the front (the force points backward, −X), 90 from its left (+Y side, force −Y),
 180 from behind, 270 from its right. A fall is an outcome, not an error: a link other than
-a foot touches the ground, or the CoM sinks below half its starting height.
+a foot touches the ground, or the CoM sinks below half its starting height (or rises 0.3 m
+above it: thrown off its feet).
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def fall_reason(sim, com_z0: float) -> str:
     z = sim.character.com_jacobian()[0][2]
     if z < 0.5 * com_z0:
         return f"the centre of mass sank to {z:.2f} m"
+    if z > com_z0 + 0.3:  # thrown off its feet (a diverging controller, or a huge push)
+        return f"the centre of mass rose to {z:.2f} m"
     return ""
 
 
