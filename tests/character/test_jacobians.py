@@ -119,3 +119,15 @@ def test_point_jacobian_is_pybullets_calculate_jacobian(client, kuka):
             _, jl, ja = point_jacobian(tree, q, k + 1, off)
             assert np.abs(base.apply(np.array(lin).T).T - jl[:, 6:]).max() <= TOL
             assert np.abs(base.apply(np.array(ang).T).T - ja[:, 6:]).max() <= TOL
+
+
+def test_one_pass_com_and_point_jacobians_equal_the_separate_ones(client):
+    char = Character.load(client, "humanoid")
+    q, _ = random_state(char, np.random.default_rng(12))
+    c, jc, x, jl, ja = char.com_and_point_jacobians(["left_foot", "head"], q)
+    c1, jc1 = char.com_jacobian(q)
+    assert np.abs(c - c1).max() == 0.0 and np.abs(jc - jc1).max() == 0.0
+    for k, link in enumerate(["left_foot", "head"]):
+        x1, jl1, ja1 = char.point_jacobian(link, q=q)
+        assert np.abs(x[k] - x1).max() == 0.0
+        assert np.abs(jl[k] - jl1).max() == 0.0 and np.abs(ja[k] - ja1).max() == 0.0

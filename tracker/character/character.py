@@ -750,6 +750,17 @@ class Character:
         c, jc = com_jacobian(self._tree(), self._dyn_q(q))
         return c, (jc @ self._vt if self._convert else jc)
 
+    def com_and_point_jacobians(self, links: Iterable[str], q: np.ndarray | None = None) -> tuple:
+        """CoM and link centre-of-mass Jacobians in one kinematics pass (what balance needs per step):
+        ``(c (3,), J_c (3, nv), x (n, 3), J_lin (n, 3, nv), J_ang (n, 3, nv))`` for ``links``."""
+        from tracker.character.jacobians import com_and_point_jacobians
+
+        bodies = np.array([self.link_index(n) + 1 for n in links], dtype=np.int64)
+        c, jc, x, jl, ja = com_and_point_jacobians(self._tree(), self._dyn_q(q), bodies)
+        if self._convert:
+            jc, jl, ja = jc @ self._vt, jl @ self._vt, ja @ self._vt
+        return c, jc, x, jl, ja
+
     def com_velocity(self, q: np.ndarray | None = None, v: np.ndarray | None = None) -> np.ndarray:
         """Velocity of the centre of mass ``J_c(q) v`` ``(3,)`` m/s (default: the current state)."""
         if q is None or v is None:

@@ -111,3 +111,63 @@ def _com_jacobian(itab, ftab, q, nv):
         jc[1, k] = (m * s[k, 4] + a2 * e0 - a0 * e2) / total
         jc[2, k] = (m * s[k, 5] + a0 * e1 - a1 * e0) / total
     return com, jc
+
+
+def com_and_point_jacobians(tree: RigidBodyTree, q: np.ndarray, bodies: np.ndarray) -> tuple:
+    """:func:`com_jacobian` and :func:`point_jacobian` (at the bodies' centres of mass) of several
+    bodies in one kinematics pass: ``(c (3,), J_c (3, nv), x (n, 3), J_lin (n, 3, nv), J_ang (n, 3, nv))``."""
+    b = np.ascontiguousarray(bodies, dtype=np.int64)
+    if b.size and (b.min() < 0 or b.max() >= tree.itab.shape[0]):
+        raise ValueError(f"bodies {b.tolist()} are not all in 0..{tree.itab.shape[0] - 1}")
+    return _com_and_points(tree.itab, tree.ftab, _kernel_input(q, tree.nq, "q"), tree.nv, b)
+
+
+@_jit
+def _com_and_points(itab, ftab, q, nv, bodies):
+    nb = itab.shape[0]
+    rl, rc, piv, x, s, dof_body = _frames(itab, ftab, q, nv)
+    msub = np.empty(nb)
+    h = np.empty((nb, 3))
+    for b in range(nb):
+        m = ftab[b, _M]
+        msub[b] = m
+        for i in range(3):
+            h[b, i] = m * x[b, i]
+    for b in range(nb - 1, 0, -1):
+        par = itab[b, 0]
+        msub[par] += msub[b]
+        for i in range(3):
+            h[par, i] += h[b, i]
+    total = msub[0]
+    com = np.empty(3)
+    for i in range(3):
+        com[i] = h[0, i] / total
+    jc = np.zeros((3, nv))
+    for k in range(nv):
+        b = dof_body[k]
+        m = msub[b]
+        e0, e1, e2 = h[b, 0] - m * x[0, 0], h[b, 1] - m * x[0, 1], h[b, 2] - m * x[0, 2]
+        a0, a1, a2 = s[k, 0], s[k, 1], s[k, 2]
+        jc[0, k] = (m * s[k, 3] + a1 * e2 - a2 * e1) / total
+        jc[1, k] = (m * s[k, 4] + a2 * e0 - a0 * e2) / total
+        jc[2, k] = (m * s[k, 5] + a0 * e1 - a1 * e0) / total
+    n = bodies.shape[0]
+    xs = np.empty((n, 3))
+    jl, ja = np.zeros((n, 3, nv)), np.zeros((n, 3, nv))
+    for t in range(n):
+        body = bodies[t]
+        for i in range(3):
+            xs[t, i] = x[body, i]
+        d0, d1, d2 = x[body, 0] - x[0, 0], x[body, 1] - x[0, 1], x[body, 2] - x[0, 2]
+        for k in range(nv):
+            j = body
+            while j >= 0 and j != dof_body[k]:
+                j = itab[j, 0]
+            if j < 0:
+                continue
+            a0, a1, a2 = s[k, 0], s[k, 1], s[k, 2]
+            jl[t, 0, k] = s[k, 3] + a1 * d2 - a2 * d1
+            jl[t, 1, k] = s[k, 4] + a2 * d0 - a0 * d2
+            jl[t, 2, k] = s[k, 5] + a0 * d1 - a1 * d0
+            ja[t, 0, k], ja[t, 1, k], ja[t, 2, k] = a0, a1, a2
+    return com, jc, xs, jl, ja

@@ -184,11 +184,11 @@ class BalanceFeedback:
     def term(self, q: np.ndarray, v: np.ndarray, support) -> BalanceTerm:
         """The feedback at state ``(q, v)`` over ``support`` (:class:`tracker.sim.support.Support`)."""
         nv = self.layout.nv
-        c, jc = self.character.com_jacobian(q)
+        feet = [f for f in support.feet if f in self.columns]
+        c, jc, xf, jlf, jaf = self.character.com_and_point_jacobians(feet, q)
         cdot = jc @ v
         tau = np.zeros(nv)
         force = np.zeros(3)
-        feet = [f for f in support.feet if f in self.columns]
         if not self.options.enabled or not feet:
             return BalanceTerm(tau, force, c, cdot, np.full(2, np.nan) if not feet else self.target_of(support))
         target = self.target_of(support)
@@ -197,13 +197,16 @@ class BalanceFeedback:
         rows, group = [], []
         for g, foot in enumerate(feet):
             cols = self.columns[foot]
-            x_foot, jl, ja = self.character.point_jacobian(foot, q=q)
+            x_foot, jl, ja = xf[g], jlf[g], jaf[g]
             # J̃ᵀ f in closed form (see tilde_jacobian): (J_c,a − J_f,a)ᵀ f + J_ω,aᵀ (f × (c − x_f))
-            tau[cols] += (jc[:, cols] - jl[:, cols]).T @ share + ja[:, cols].T @ np.cross(share, c - x_foot)
+            r = c - x_foot
+            fxr = np.array([share[1] * r[2] - share[2] * r[1], share[2] * r[0] - share[0] * r[2],
+                            share[0] * r[1] - share[1] * r[0]])
+            tau[cols] += (jc[:, cols] - jl[:, cols]).T @ share + ja[:, cols].T @ fxr
             pts = support.points[support.foot_of_point == support.feet.index(foot)]
             # the ground pushes up at each contact point, never pulls: their vertical velocities
-            r = pts - x_foot
-            rows.append(jl[2][None, :] - r[:, 0:1] * ja[1][None, :] + r[:, 1:2] * ja[0][None, :])
+            d = pts - x_foot
+            rows.append(jl[2][None, :] - d[:, 0:1] * ja[1][None, :] + d[:, 1:2] * ja[0][None, :])
             group += [g] * len(pts)
         jac = np.vstack(rows)
         contacts = Contacts(jac, np.ones(len(jac), dtype=bool), np.array(group))
