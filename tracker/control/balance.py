@@ -167,8 +167,11 @@ class BalanceFeedback:
             picked += {"jacobian": joints, "ankle": joints[:1], "hip": joints[-1:]}[options.strategy]
         # Every foot's J̃ over the joints of all legs: in double support a motion that keeps both feet
         # still moves both legs, and only the full columns keep fᵀ ċ = τᵀ v for such motions.
-        cols = np.concatenate([np.arange(lay[j].v.start, lay[j].v.stop) for j in picked])
+        cols = np.unique(np.concatenate([np.arange(lay[j].v.start, lay[j].v.stop) for j in picked]))
         self.columns: dict[str, np.ndarray] = {foot: cols for foot in chains}
+        # legs are usually one block of v: a slice indexes it without copies (this runs every step)
+        contiguous = len(cols) and cols[-1] - cols[0] + 1 == len(cols)
+        self._cols = slice(int(cols[0]), int(cols[-1]) + 1) if contiguous else cols
         self.initial_target: np.ndarray | None = None
 
     def reset(self, q: np.ndarray) -> None:
@@ -194,16 +197,17 @@ class BalanceFeedback:
         target = self.target_of(support)
         force[:2] = self.options.kp * (target - c[:2]) - self.options.kd * cdot[:2]
         share = force / len(feet)
+        cols = self._cols
+        # J̃ᵀ f in closed form (see tilde_jacobian), each foot's share: (J_c,a − J_f,a)ᵀ f + J_ω,aᵀ (f × (c − x_f))
+        r = c[None, :] - xf  # (feet, 3)
+        fxr = np.cross(share, r)  # (feet, 3)
+        tau[cols] = (len(feet) * jc[:, cols] - jlf[:, :, cols].sum(axis=0)).T @ share \
+            + np.einsum("fik,fi->k", jaf[:, :, cols], fxr)
         rows, group = [], []
+        fop = support.foot_of_point
         for g, foot in enumerate(feet):
-            cols = self.columns[foot]
             x_foot, jl, ja = xf[g], jlf[g], jaf[g]
-            # J̃ᵀ f in closed form (see tilde_jacobian): (J_c,a − J_f,a)ᵀ f + J_ω,aᵀ (f × (c − x_f))
-            r = c - x_foot
-            fxr = np.array([share[1] * r[2] - share[2] * r[1], share[2] * r[0] - share[0] * r[2],
-                            share[0] * r[1] - share[1] * r[0]])
-            tau[cols] += (jc[:, cols] - jl[:, cols]).T @ share + ja[:, cols].T @ fxr
-            pts = support.points[support.foot_of_point == support.feet.index(foot)]
+            pts = support.points[fop == support.feet.index(foot)]
             # the ground pushes up at each contact point, never pulls: their vertical velocities
             d = pts - x_foot
             rows.append(jl[2][None, :] - d[:, 0:1] * ja[1][None, :] + d[:, 1:2] * ja[0][None, :])
