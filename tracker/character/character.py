@@ -755,7 +755,11 @@ class Character:
         ``(c (3,), J_c (3, nv), x (n, 3), J_lin (n, 3, nv), J_ang (n, 3, nv))`` for ``links``."""
         from tracker.character.jacobians import com_and_point_jacobians
 
-        bodies = np.array([self.link_index(n) + 1 for n in links], dtype=np.int64)
+        links = tuple(links)
+        cache = self.__dict__.setdefault("_bodies_of", {})
+        bodies = cache.get(links)
+        if bodies is None:
+            bodies = cache[links] = np.array([self.link_index(n) + 1 for n in links], dtype=np.int64)
         c, jc, x, jl, ja = com_and_point_jacobians(self._tree(), self._dyn_q(q), bodies)
         if self._convert:
             jc, jl, ja = jc @ self._vt, jl @ self._vt, ja @ self._vt

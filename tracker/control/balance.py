@@ -56,6 +56,7 @@ from typing import Literal
 
 import numpy as np
 
+from tracker.character.rigid_body import _jit
 from tracker.errors import ConfigError
 
 Strategy = Literal["jacobian", "ankle", "hip"]
@@ -172,6 +173,8 @@ class BalanceFeedback:
         # legs are usually one block of v: a slice indexes it without copies (this runs every step)
         contiguous = len(cols) and cols[-1] - cols[0] + 1 == len(cols)
         self._cols = slice(int(cols[0]), int(cols[-1]) + 1) if contiguous else cols
+        self._colmask = np.zeros(lay.nv, dtype=np.bool_)
+        self._colmask[cols] = True
         self.initial_target: np.ndarray | None = None
 
     def reset(self, q: np.ndarray) -> None:
@@ -186,39 +189,37 @@ class BalanceFeedback:
 
     def term(self, q: np.ndarray, v: np.ndarray, support) -> BalanceTerm:
         """The feedback at state ``(q, v)`` over ``support`` (:class:`tracker.sim.support.Support`)."""
-        nv = self.layout.nv
         feet = [f for f in support.feet if f in self.columns]
         c, jc, xf, jlf, jaf = self.character.com_and_point_jacobians(feet, q)
-        cdot = jc @ v
-        tau = np.zeros(nv)
-        force = np.zeros(3)
         if not self.options.enabled or not feet:
-            return BalanceTerm(tau, force, c, cdot, np.full(2, np.nan) if not feet else self.target_of(support))
+            return BalanceTerm(np.zeros(self.layout.nv), np.zeros(3), c, jc @ v,
+                               np.full(2, np.nan) if not feet else self.target_of(support))
         target = self.target_of(support)
-        force[:2] = self.options.kp * (target - c[:2]) - self.options.kd * cdot[:2]
-        share = force / len(feet)
-        cols = self._cols
-        # J̃ᵀ f in closed form (see tilde_jacobian), each foot's share: (J_c,a − J_f,a)ᵀ f + J_ω,aᵀ (f × (c − x_f))
-        r = c[None, :] - xf  # (feet, 3)
-        fxr = np.cross(share, r)  # (feet, 3)
-        tau[cols] = (len(feet) * jc[:, cols] - jlf[:, :, cols].sum(axis=0)).T @ share \
-            + np.einsum("fik,fi->k", jaf[:, :, cols], fxr)
-        rows, group = [], []
-        fop = support.foot_of_point
-        for g, foot in enumerate(feet):
-            x_foot, jl, ja = xf[g], jlf[g], jaf[g]
-            pts = support.points[fop == support.feet.index(foot)]
-            # the ground pushes up at each contact point, never pulls: their vertical velocities
-            d = pts - x_foot
-            rows.append(jl[2][None, :] - d[:, 0:1] * ja[1][None, :] + d[:, 1:2] * ja[0][None, :])
-            group += [g] * len(pts)
-        jac = np.vstack(rows)
-        contacts = Contacts(jac, np.ones(len(jac), dtype=bool), np.array(group))
+        if len(feet) == len(support.feet):  # every foot on the ground is a stance foot (the usual case)
+            pts, pfoot = support.points, support.foot_of_point
+        else:
+            remap = np.array([feet.index(f) if f in feet else -1 for f in support.feet], dtype=np.int64)
+            pfoot = remap[support.foot_of_point]
+            keep = pfoot >= 0
+            pts, pfoot = np.ascontiguousarray(support.points[keep]), np.ascontiguousarray(pfoot[keep])
+        tau, force, cdot, jac = _feedback(c, jc, xf, jlf, jaf, np.ascontiguousarray(v, dtype=float),
+                                          float(self.options.kp), float(self.options.kd),
+                                          np.asarray(target, dtype=float), self._colmask, pts, pfoot)
+        contacts = Contacts(jac, _ones(len(jac)), pfoot)
         return BalanceTerm(tau, force, c, cdot, target, contacts)
 
     def torques(self, q: np.ndarray, v: np.ndarray, support) -> np.ndarray:
         """``(nv,)`` the generalized force to add to the servo's."""
         return self.term(q, v, support).tau
+
+
+_ONES = np.ones(64, dtype=bool)
+_ONES.setflags(write=False)
+
+
+def _ones(n: int) -> np.ndarray:
+    """A read-only boolean ``(n,)`` of True (contact-normal rows are all unilateral)."""
+    return _ONES[:n] if n <= len(_ONES) else np.ones(n, dtype=bool)
 
 
 def tilde_jacobian(character, q: np.ndarray, foot: str, cols: np.ndarray, jc: np.ndarray | None = None) -> np.ndarray:
@@ -254,7 +255,7 @@ def leg_chains(character) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Contacts", unilateral: np.ndarray | None = None,
+def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Contacts", unilateral=None,
                       group: np.ndarray | None = None, max_iter: int = 8) -> tuple[np.ndarray, int]:
     """``a`` with ``A a = rhs + Jᵀ λ`` and ``J a = 0`` on the active rows (``A`` SPD ``(n, n)``, ``J`` ``(k, n)``).
 
@@ -262,46 +263,155 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
     tiny ridge, so dependent rows, e.g. four coplanar contact normals, are fine). Rows marked
     ``unilateral`` (contact normals) may only push, ``λ >= 0``: the most negative is dropped and
     the solve repeated (an active set); when a group (a foot) has no unilateral row left, its
-    other rows (friction) are dropped too. ``A`` is overwritten.
+    other rows are dropped too. Compiled (it runs every step).
 
     Returns:
         ``(a, info)``; ``info != 0``: ``A`` is not positive definite.
     """
-    from scipy.linalg.lapack import dposv
-
     if isinstance(jac, Contacts):
         jac, unilateral, group = jac.jac, jac.unilateral, jac.group
     k = jac.shape[0]
-    b = np.empty((a_mat.shape[0], k + 1))
+    uni = np.zeros(k, dtype=np.bool_) if unilateral is None else np.ascontiguousarray(unilateral, dtype=np.bool_)
+    grp = np.zeros(k, dtype=np.int64) if group is None else np.ascontiguousarray(group, dtype=np.int64)
+    a, info = _solve_constrained(np.ascontiguousarray(a_mat, dtype=float), np.ascontiguousarray(rhs, dtype=float),
+                                 np.ascontiguousarray(jac, dtype=float), uni, grp, int(max_iter))
+    return (a, 0) if info == 0 else (np.asarray(rhs, dtype=float), info)
+
+
+@_jit
+def _cholesky(a):
+    """Lower Cholesky factor of SPD ``a`` (None-free: returns ``(l, ok)``)."""
+    n = a.shape[0]
+    l = np.zeros((n, n))
+    for j in range(n):
+        s = a[j, j]
+        for p in range(j):
+            s -= l[j, p] * l[j, p]
+        if not s > 0.0:
+            return l, False
+        d = np.sqrt(s)
+        l[j, j] = d
+        for i in range(j + 1, n):
+            t = a[i, j]
+            for p in range(j):
+                t -= l[i, p] * l[j, p]
+            l[i, j] = t / d
+    return l, True
+
+
+@_jit
+def _chol_solve(l, b):
+    """``(L Lᵀ)⁻¹ b`` for ``b`` ``(n, m)``."""
+    n, m = b.shape
+    y = b.copy()
+    for c in range(m):
+        for i in range(n):
+            t = y[i, c]
+            for p in range(i):
+                t -= l[i, p] * y[p, c]
+            y[i, c] = t / l[i, i]
+        for i in range(n - 1, -1, -1):
+            t = y[i, c]
+            for p in range(i + 1, n):
+                t -= l[p, i] * y[p, c]
+            y[i, c] = t / l[i, i]
+    return y
+
+
+@_jit
+def _solve_constrained(a_mat, rhs, jac, uni, group, max_iter):
+    n, k = a_mat.shape[0], jac.shape[0]
+    l, ok = _cholesky(a_mat)
+    if not ok:
+        return rhs.copy(), 1
+    b = np.empty((n, k + 1))
     b[:, 0] = rhs
     b[:, 1:] = jac.T
-    _, sol, info = dposv(a_mat, b, lower=0, overwrite_a=1, overwrite_b=1)
-    if info != 0:
-        return rhs, info
-    a_free, ainv_jt = sol[:, 0], sol[:, 1:]
+    sol = _chol_solve(l, b)
+    a_free = sol[:, 0].copy()
+    ainv_jt = sol[:, 1:].copy()
     full = jac @ ainv_jt
     target = -(jac @ a_free)
-    active = np.ones(k, dtype=bool)
-    uni = np.zeros(k, dtype=bool) if unilateral is None else np.asarray(unilateral, dtype=bool)
+    active = np.ones(k, dtype=np.bool_)
     lam = np.zeros(k)
     for _ in range(max_iter):
         idx = np.flatnonzero(active)
-        if len(idx) == 0:
-            break
-        s = full[np.ix_(idx, idx)] if len(idx) < k else full.copy()
-        s.flat[::len(idx) + 1] += 1e-10 * max(float(np.trace(s)) / len(idx), 1e-300)  # a ridge
+        m = idx.shape[0]
         lam[:] = 0.0
-        _, sol_l, info_l = dposv(s, target[idx], lower=0, overwrite_a=1, overwrite_b=0)
-        lam[idx] = sol_l if info_l == 0 else np.linalg.lstsq(s, target[idx], rcond=1e-12)[0]
-        bad = uni & active & (lam < 0.0)
-        if not bad.any():
+        if m == 0:
             break
-        worst = int(np.flatnonzero(bad)[np.argmin(lam[bad])])
+        s = np.empty((m, m))
+        tr = 0.0
+        for i in range(m):
+            for j in range(m):
+                s[i, j] = full[idx[i], idx[j]]
+            tr += s[i, i]
+        ridge = 1e-10 * max(tr / m, 1e-300)
+        for i in range(m):
+            s[i, i] += ridge
+        ls, ok2 = _cholesky(s)
+        if not ok2:
+            return a_free, 0  # degenerate contacts: predict without them
+        rb = np.empty((m, 1))
+        for i in range(m):
+            rb[i, 0] = target[idx[i]]
+        x = _chol_solve(ls, rb)
+        worst, wval = -1, 0.0
+        for i in range(m):
+            lam[idx[i]] = x[i, 0]
+            if uni[idx[i]] and x[i, 0] < wval:
+                worst, wval = idx[i], x[i, 0]
+        if worst < 0:
+            break
         active[worst] = False
-        if group is not None:
-            g = group[worst]
-            if not (active & uni & (group == g)).any():
-                active[group == g] = False
+        g = group[worst]
+        left = False
+        for i in range(k):
+            if active[i] and uni[i] and group[i] == g:
+                left = True
+        if not left:
+            for i in range(k):
+                if group[i] == g:
+                    active[i] = False
     else:
-        lam[~active] = 0.0
+        for i in range(k):
+            if not active[i]:
+                lam[i] = 0.0
     return a_free + ainv_jt @ lam, 0
+
+
+@_jit
+def _feedback(c, jc, xf, jlf, jaf, v, kp, kd, target, colmask, pts, pfoot):
+    """The per-step arithmetic of :meth:`BalanceFeedback.term`, compiled (it is ~40 small numpy
+    operations otherwise, more than the step's physics): ``(tau, force, cdot, contact rows)``."""
+    nv = jc.shape[1]
+    nf = xf.shape[0]
+    cdot = np.zeros(3)
+    for i in range(3):
+        acc = 0.0
+        for k in range(nv):
+            acc += jc[i, k] * v[k]
+        cdot[i] = acc
+    force = np.zeros(3)
+    force[0] = kp * (target[0] - c[0]) - kd * cdot[0]
+    force[1] = kp * (target[1] - c[1]) - kd * cdot[1]
+    f0, f1, f2 = force[0] / nf, force[1] / nf, force[2] / nf
+    tau = np.zeros(nv)
+    for g in range(nf):
+        # J̃ᵀ f in closed form (see tilde_jacobian): (J_c,a − J_f,a)ᵀ f + J_ω,aᵀ (f × (c − x_f))
+        r0, r1, r2 = c[0] - xf[g, 0], c[1] - xf[g, 1], c[2] - xf[g, 2]
+        m0, m1, m2 = f1 * r2 - f2 * r1, f2 * r0 - f0 * r2, f0 * r1 - f1 * r0
+        for k in range(nv):
+            if colmask[k]:
+                tau[k] += ((jc[0, k] - jlf[g, 0, k]) * f0 + (jc[1, k] - jlf[g, 1, k]) * f1
+                           + (jc[2, k] - jlf[g, 2, k]) * f2 + jaf[g, 0, k] * m0 + jaf[g, 1, k] * m1
+                           + jaf[g, 2, k] * m2)
+    # the ground pushes up at each contact point, never pulls: their vertical velocities
+    n = pts.shape[0]
+    rows = np.empty((n, nv))
+    for t in range(n):
+        g = pfoot[t]
+        d0, d1 = pts[t, 0] - xf[g, 0], pts[t, 1] - xf[g, 1]
+        for k in range(nv):
+            rows[t, k] = jlf[g, 2, k] - d0 * jaf[g, 1, k] + d1 * jaf[g, 0, k]
+    return tau, force, cdot, rows

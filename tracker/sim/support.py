@@ -99,7 +99,14 @@ def polygon_of(points: np.ndarray, feet: tuple[str, ...] = (), foot_of_point: np
             _HULL_CACHE.clear()
         _HULL_CACHE[key] = hit
     poly, area, center = hit
-    return Support(tuple(feet), frozen(pts), frozen(fop, int), poly, center, area)
+    return Support(tuple(feet), _readonly(pts, float), _readonly(fop, np.int64), poly, center, area)
+
+
+def _readonly(a: np.ndarray, dtype) -> np.ndarray:
+    """``a`` itself when it is already a read-only ``dtype`` array (support_of's own), else a frozen copy."""
+    if a.dtype == dtype and not a.flags.writeable:
+        return a
+    return frozen(a, dtype)
 
 
 def _hull(pts: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
@@ -164,7 +171,9 @@ def support_of(character, ground: int) -> Support:
     if not feet:
         return polygon_of(np.zeros((0, 3)))
     pts = np.concatenate([contacts[f] for f in feet])
-    fop = np.concatenate([np.full(len(contacts[f]), i) for i, f in enumerate(feet)])
+    fop = np.concatenate([np.full(len(contacts[f]), i, dtype=np.int64) for i, f in enumerate(feet)])
+    pts.setflags(write=False)
+    fop.setflags(write=False)
     return polygon_of(pts, feet, fop)
 
 
