@@ -122,7 +122,12 @@ class Simulation:
         self.balance_term = None  # and its last feedback
         self.t = opt.start
         self.gains = self.base_gains
-        self.reset()
+        try:
+            self.reset()
+        except Exception:  # e.g. a stance without a foot on the ground: do not leak the client
+            if world is None:
+                self.close()
+            raise
 
     # -- set-up -------------------------------------------------------------
     def _base_gains(self) -> Gains:
