@@ -66,3 +66,19 @@ def test_a_push_comes_from_its_direction():
     assert Push(force=10, direction=0).vector() == pytest.approx([-10, 0, 0])  # from the front: backward
     assert Push(force=10, direction=90).vector() == pytest.approx([0, -10, 0])  # from the left
     assert Push(force=10, direction=180).vector() == pytest.approx([10, 0, 0])
+
+
+def test_a_basketball_into_the_chest_of_the_free_standing_stance_leaves_it_standing(tmp_path):
+    from tracker.experiments.config import load_config
+    from tracker.experiments.runner import run_experiment
+    from tracker.paths import CONFIG_DIR
+
+    cfg = load_config(CONFIG_DIR / "balance" / "stand_basketball_fast.yaml", ["outputs.plots=false"])
+    out = run_experiment(cfg, tmp_path / "run")
+    rec = out.recording
+    assert not rec.diverged
+    assert rec.q[:, 2].min() > 0.9  # the pelvis never drops: it did not fall
+    assert not out.metrics["fell"]
+    ball = out.metrics["impact"]["balls"][0]
+    assert ball["first_contact_link"] == "chest"  # the ball hit, and the reaction is in the metrics
+    assert out.metrics["impact"]["peak_deviation_rad"] > 0.02

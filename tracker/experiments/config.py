@@ -47,7 +47,7 @@ RootModeName = Literal["anchored", "kinematic", "free"]
 class ClipConfig:
     """The clip to track and how to retarget it."""
 
-    path: str = setting(REQUIRED, "BVH file, saved reference (.npz) or DeepMimic motion (.txt)", path=True)
+    path: str = setting(REQUIRED, "BVH file, saved reference (.npz), DeepMimic motion (.txt) or pose file (.yaml, kind: pose)", path=True)
     joint_map: str | None = setting(None, "joint map: a built-in name or a YAML file; null: detect from joint names")
     ik: Literal["off", "feet", "hands", "both"] = setting("off", "correct feet and/or hands by IK when retargeting")
     fps: float | None = setting(None, "resample the reference to this rate; null: keep the clip's", unit="Hz", gt=0)

@@ -75,6 +75,10 @@ def _reference(model: str, path: str, mtime: float, joint_map: str | None, ik: s
                keep_first_frame: bool):
     """Retargeting is the slow part of a short run; sweeps reuse the reference within a process."""
     from tracker.retarget import load_clip_reference
+    from tracker.sim.stance import is_pose_file, load_pose
+
+    if path.endswith((".yaml", ".yml")) and is_pose_file(path):  # an authored stance (data/poses/)
+        return load_pose(path)
 
     return load_clip_reference(path, model=model, joint_map=joint_map, ik_feet=ik in ("feet", "both"),
                                ik_hands=ik in ("hands", "both"), fps=fps, drop_tpose=not keep_first_frame)

@@ -41,7 +41,11 @@ def is_pose_file(path: str | Path) -> bool:
     return isinstance(data, dict) and data.get("kind") == "pose"
 
 
-def load_pose(path: str | Path, fps: float = 30.0) -> Reference:
+#: How long a pose's constant reference lasts, s (its two frames are this far apart).
+POSE_DURATION = 600.0
+
+
+def load_pose(path: str | Path, fps: float = 1.0 / POSE_DURATION) -> Reference:
     """The stance of pose file ``path`` (cached per file version); see :func:`_load_pose`."""
     path = Path(path)
     try:
@@ -57,8 +61,9 @@ def _load_pose_cached(path: str, mtime: float, fps: float) -> Reference:
     return _load_pose(Path(path), fps)
 
 
-def _load_pose(path: Path, fps: float = 30.0) -> Reference:
-    """The stance of pose file ``path`` as a two-frame constant reference (zero velocity).
+def _load_pose(path: Path, fps: float = 1.0 / POSE_DURATION) -> Reference:
+    """The stance of pose file ``path`` as a two-frame constant reference (zero velocity) lasting
+    ``1 / fps`` s (default :data:`POSE_DURATION`), so a run or a ball aimed at it has time.
 
     Raises:
         ConfigError: an unreadable file, an unknown key or joint, a wrong value, or an ankle
