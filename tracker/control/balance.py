@@ -268,13 +268,15 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
     Returns:
         ``(a, info)``; ``info != 0``: ``A`` is not positive definite.
     """
-    if isinstance(jac, Contacts):
-        jac, unilateral, group = jac.jac, jac.unilateral, jac.group
-    k = jac.shape[0]
-    uni = np.zeros(k, dtype=np.bool_) if unilateral is None else np.ascontiguousarray(unilateral, dtype=np.bool_)
-    grp = np.zeros(k, dtype=np.int64) if group is None else np.ascontiguousarray(group, dtype=np.int64)
+    if isinstance(jac, Contacts):  # built by BalanceFeedback: already the kernel's types
+        jac, uni, grp = jac.jac, jac.unilateral, jac.group
+    else:
+        k = jac.shape[0]
+        jac = np.ascontiguousarray(jac, dtype=float)
+        uni = np.zeros(k, dtype=np.bool_) if unilateral is None else np.ascontiguousarray(unilateral, dtype=np.bool_)
+        grp = np.zeros(k, dtype=np.int64) if group is None else np.ascontiguousarray(group, dtype=np.int64)
     a, info = _solve_constrained(np.ascontiguousarray(a_mat, dtype=float), np.ascontiguousarray(rhs, dtype=float),
-                                 np.ascontiguousarray(jac, dtype=float), uni, grp, int(max_iter))
+                                 jac, uni, grp, int(max_iter))
     return (a, 0) if info == 0 else (np.asarray(rhs, dtype=float), info)
 
 

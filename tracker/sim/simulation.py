@@ -151,7 +151,9 @@ class Simulation:
         if self.opt.controller not in ("spd", "pd"):
             raise SimulationError(f"balance feedback needs controller spd or pd, not {self.opt.controller!r}")
         from tracker.control.balance import BalanceFeedback
+        from tracker.sim.support import support_of
 
+        self._support_of = support_of
         return BalanceFeedback(self.character, b)
 
     def reset(self) -> None:
@@ -218,9 +220,7 @@ class Simulation:
         return {"t": self.t, "q": q1, "v": v1, "q_ref": q_next, "v_ref": v_next, "tau": tau, "kp": self.gains.kp}
 
     def _balance_term(self, q: np.ndarray, v: np.ndarray):
-        from tracker.sim.support import support_of
-
-        self.support = support_of(self.character, self.world.ground)
+        self.support = self._support_of(self.character, self.world.ground)
         self.balance_term = self.balance.term(q, v, self.support)
         return self.balance_term
 

@@ -156,7 +156,9 @@ def foot_contacts(character, ground: int) -> dict[str, np.ndarray]:
     """
     cid, body = character.client_id, character.body_id
     out: dict[str, list] = {}
-    index = {character.link_index(f): f for f in character.model.feet}
+    index = character.__dict__.get("_foot_of_link")
+    if index is None:  # per character, once (this runs every step)
+        index = character.__dict__["_foot_of_link"] = {character.link_index(f): f for f in character.model.feet}
     for c in p.getContactPoints(bodyA=body, bodyB=ground, physicsClientId=cid):
         foot = index.get(c[3])
         if foot is not None and c[9] >= 0.0:
