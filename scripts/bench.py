@@ -398,6 +398,48 @@ def bench_startup(args: argparse.Namespace) -> list[Row]:
     ]
 
 
+@section("balance")
+def bench_balance(args: argparse.Namespace) -> list[Row]:
+    """Time per step standing in the authored stance: SPD + balance (free root) vs SPD (anchored root)."""
+    from tracker.character.model import load_model
+    from tracker.control.balance import BalanceOptions
+    from tracker.sim.simulation import SimOptions, Simulation
+    from tracker.sim.stance import STAND, load_pose
+
+    ref = load_pose(STAND)
+    model = load_model(ref.model)
+    rows: list[Row] = []
+    for dt, label in ((1 / 60, "1/60"), (1 / 30, "1/30")):
+        steps = int(round(3.0 / dt))
+        res = {}
+        for name, opt in (("spd", SimOptions(dt=dt, root="anchored")),
+                          ("spd + balance", SimOptions(dt=dt, root="free", balance=BalanceOptions()))):
+            best = float("inf")
+            for _ in range(max(1, min(args.repeat, 3))):
+                sim = Simulation(model, ref, opt)
+                rec = sim.run(steps * dt)
+                sim.close()
+                best = min(best, rec.meta["wall_s"] / max(rec.n_steps, 1))
+            res[name] = best
+            rows.append(Row(f"stance dt={label}: {name}", best, note=f"{dt / best:6.1f}x real time; {steps} steps"))
+        rows.append(Row(f"stance dt={label}: (spd + balance) / spd", ratio=res["spd + balance"] / res["spd"],
+                        note="issue 19 target <= 1.3"))
+    # The same free-root physics on both sides: the first 0.4 s, before SPD alone has begun to fall.
+    dt, steps, res = 1 / 60, 24, {}
+    for name, bal in (("spd", None), ("spd + balance", BalanceOptions())):
+        best = float("inf")
+        for _ in range(max(3, args.repeat)):
+            sim = Simulation(model, ref, SimOptions(dt=dt, root="free", balance=bal))
+            rec = sim.run(steps * dt)
+            sim.close()
+            best = min(best, rec.meta["wall_s"] / max(rec.n_steps, 1))
+        res[name] = best
+        rows.append(Row(f"free root, first 0.4 s, dt=1/60: {name}", best, note=f"{steps} steps"))
+    rows.append(Row("free root, first 0.4 s: (spd + balance) / spd", ratio=res["spd + balance"] / res["spd"],
+                    note="same physics on both sides"))
+    return rows
+
+
 # --- driver ----------------------------------------------------------------------------------------
 
 

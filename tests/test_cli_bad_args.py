@@ -113,6 +113,14 @@ CASES: dict[str, list[list[str]]] = {
         [KEYS, "--kp-per-kg", "-1"], [KEYS, "--kp-per-kg", "abc"], [KEYS, "--bogus"], [KEYS, KEYS],
         [KEYS, "--profile"], ["{unknown_key_yaml}"],
     ],
+    "push": [
+        [], ["{missing}"], ["{broken_yaml}"], ["{notes_txt}"], ["{folder}"], [SOCCER], ["stand", "--force", "-5"],
+        ["stand", "--force", "x"], ["stand", "--duration", "0"], ["stand", "--duration", "-1"],
+        ["stand", "--direction", "north"], ["stand", "--link", "tail"], ["stand", "--dt", "0"],
+        ["stand", "--dt", "1/0"], ["stand", "--strategy", "magic"], ["stand", "--kp", "-1"],
+        ["stand", "--kd", "-1"], ["stand", "--target", "moon"], ["stand", "--sweep", "{missing}"],
+        ["stand", "--bogus"], ["stand", "--time", "0"],
+    ],
     "reproduce": [
         [], ["nonexistent"], ["tan"], ["--bogus"], ["tan2011", "extra"], ["--out"], ["TAN2011"], [""],
         ["../tan2011"], ["tan2011.py"], ["nonexistent", "--quick"], ["nonexistent", "--out", "x"],

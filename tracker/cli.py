@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "replay": "replay",
     "reproduce": "reproduce",
     "keyframes": "keyframes",
+    "push": "push",
 }
 
 

@@ -746,6 +746,78 @@ class Character:
         m = np.array([self.link_masses[n] for n in self.link_names])
         return m @ self.link_com_positions() / self.total_mass
 
+    def hold_base(self) -> int:
+        """Weld the base where it is (a temporary fixed constraint); returns its id for :meth:`release_base`."""
+        cid = self.client_id
+        pos, orn = p.getBasePositionAndOrientation(self.body_id, physicsClientId=cid)
+        weld = p.createConstraint(self.body_id, -1, -1, -1, p.JOINT_FIXED, [0, 0, 0], [0, 0, 0], pos,
+                                  childFrameOrientation=orn, physicsClientId=cid)
+        p.changeConstraint(weld, maxForce=1e9, physicsClientId=cid)
+        return weld
+
+    def release_base(self, weld: int) -> None:
+        """Remove a weld made by :meth:`hold_base`."""
+        p.removeConstraint(weld, physicsClientId=self.client_id)
+
+    # -- Jacobians (tracker.character.jacobians) ---------------------------------------
+    def point_jacobian(self, link: str, offset: Iterable[float] = (0.0, 0.0, 0.0),
+                       q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A point of ``link`` and its Jacobians at ``q`` (default: the current state).
+
+        Args:
+            link: link name.
+            offset: the point in the link's centre-of-mass frame (PyBullet's), m.
+
+        Returns:
+            ``(x (3,), J_lin (3, nv), J_ang (3, nv))`` world frame, our ``v`` layout.
+        """
+        from tracker.character.jacobians import point_jacobian
+
+        body = self.link_index(link) + 1
+        q = self._dyn_q(q)
+        x, jl, ja = point_jacobian(self._tree(), q, body, np.asarray(offset, dtype=float))
+        if self._convert:
+            jl, ja = jl @ self._vt, ja @ self._vt
+        return x, jl, ja
+
+    def com_jacobian(self, q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The centre of mass ``(3,)`` m and its Jacobian ``(3, nv)`` at ``q`` (default: now)."""
+        from tracker.character.jacobians import com_jacobian
+
+        c, jc = com_jacobian(self._tree(), self._dyn_q(q))
+        return c, (jc @ self._vt if self._convert else jc)
+
+    def com_and_point_jacobians(self, links: Iterable[str], q: np.ndarray | None = None) -> tuple:
+        """CoM and link centre-of-mass Jacobians in one kinematics pass (what balance needs per step):
+        ``(c (3,), J_c (3, nv), x (n, 3), J_lin (n, 3, nv), J_ang (n, 3, nv))`` for ``links``."""
+        from tracker.character.jacobians import com_and_point_jacobians
+
+        links = tuple(links)
+        cache = self.__dict__.setdefault("_bodies_of", {})
+        bodies = cache.get(links)
+        if bodies is None:
+            bodies = cache[links] = np.array([self.link_index(n) + 1 for n in links], dtype=np.int64)
+        c, jc, x, jl, ja = com_and_point_jacobians(self._tree(), self._dyn_q(q), bodies)
+        if self._convert:
+            jc, jl, ja = jc @ self._vt, jl @ self._vt, ja @ self._vt
+        return c, jc, x, jl, ja
+
+    def com_velocity(self, q: np.ndarray | None = None, v: np.ndarray | None = None) -> np.ndarray:
+        """Velocity of the centre of mass ``J_c(q) v`` ``(3,)`` m/s (default: the current state)."""
+        if q is None or v is None:
+            q0, v0 = self.get_state()
+            q = q0 if q is None else q
+            v = v0 if v is None else v
+        return self.com_jacobian(q)[1] @ np.asarray(v, dtype=float)
+
+    def _dyn_q(self, q: np.ndarray | None) -> np.ndarray:
+        """``q`` (default: now) checked and converted to PyBullet's frames for the kernels."""
+        if q is None:
+            q = self.get_state()[0]
+        q = np.asarray(q, dtype=float)
+        self._check_shapes(q)
+        return self._q_to_bullet(q) if self._convert else q
+
     # -- frame conversion (Y-up models) ----------------------------------------------
     def _velocity_transform(self) -> np.ndarray:
         """``T`` with ``v_bullet = T v`` ``(nv, nv)``: identity except ``C⁻¹`` on spherical blocks."""

@@ -104,7 +104,11 @@ class RigidBodyTree:
                 raise ValueError(f"joint {ji[1].decode()} is not in the layout")
             itab[b] = (ji[16] + 1, kind, q_offset.get(b - 1, -1), v_offset.get(b - 1, -1))
             ftab[b, _D:_D + 3] = ji[14]
-            ftab[b, _RPJ:_RPJ + 9] = np.array(p.getMatrixFromQuaternion(ji[15])).reshape(9)
+            # getJointInfo reports parentFrameOrn inverted (Bullet stores the parent-to-joint rotation
+            # of the frame's axes): the joint frame's orientation in the parent's frame is its transpose.
+            # Invisible on frames turned by 0 or 180 degrees (our humanoid, DeepMimic), pinned by
+            # tests/character/test_jacobians.py on KUKA's iiwa, whose joint frames turn by 90 degrees.
+            ftab[b, _RPJ:_RPJ + 9] = np.array(p.getMatrixFromQuaternion(ji[15])).reshape(3, 3).T.reshape(9)
             ftab[b, _AX:_AX + 3] = ji[13]
         kinds = list(itab[1:, 1])
         nq = 7 + 4 * kinds.count(SPHERICAL) + kinds.count(REVOLUTE)

@@ -57,8 +57,12 @@ class PDController:
         self.target_velocity = check_target_velocity(target_velocity)
         self.mask = actuation_mask(layout.nv, passive)
 
-    def torques(self, state: State, target: Target, gains: Gains, dt: float) -> np.ndarray:
-        """``Kp·(q̄ ⊖ q) + Kd·(v̄ − v)``, clipped; ``(nv,)``. ``dt`` is unused."""
+    def torques(self, state: State, target: Target, gains: Gains, dt: float,
+                extra: np.ndarray | None = None) -> np.ndarray:
+        """``Kp·(q̄ ⊖ q) + Kd·(v̄ − v) + extra``, clipped; ``(nv,)``. ``dt`` is unused.
+
+        ``extra`` ``(nv,)``: a generalized force added before clipping (balance feedback).
+        """
         q, v = state
         q_bar, v_bar = target[0], target[1]  # a Target, or any (q, v) pair
         p_err = self._step_error(q_bar, q, v, 0.0)
@@ -66,6 +70,8 @@ class PDController:
         tau = gains.kp * p_err
         tau += gains.kd * v_err
         tau *= self.mask
+        if extra is not None:
+            tau += extra
         if gains.limited:
             np.clip(tau, -gains.tau_max, gains.tau_max, out=tau)
         return tau

@@ -138,12 +138,16 @@ class SPDController:
         self.saturated: np.ndarray = _NONE
 
     def torques(self, state: State, target: Target, gains: Gains, dt: float,
-                extra: np.ndarray | None = None) -> np.ndarray:
+                extra: np.ndarray | None = None, constraints: np.ndarray | None = None) -> np.ndarray:
         """SPD generalized forces ``(nv,)`` for the step ``t_n -> t_n + dt``.
 
-        ``extra`` ``(nv,)`` is a generalized force added to the servo's: it enters the
-        right-hand side of the implicit solve, so the predicted acceleration, and with it
-        the damping and stiffness terms, account for it.
+        ``extra`` ``(nv,)`` is a generalized force added to the servo's (e.g. balance feedback,
+        :mod:`tracker.control.balance`): it enters the right-hand side of the implicit solve, so the
+        predicted acceleration, and with it the damping and stiffness terms, account for it.
+        ``constraints`` ``(k, nv)``: velocity combinations the prediction holds at zero acceleration
+        (the stance feet's Jacobians: planted feet), solved exactly by
+        :func:`tracker.control.balance.solve_constrained`; without them a free root's prediction
+        is a body in free fall, whose light shins would seem to meet any knee target at once.
 
         Raises:
             SimulationError: ``M + Kd·dt`` is not positive definite (a diverged
@@ -165,11 +169,11 @@ class SPDController:
             implicit += kp * (dt * dt * self._position_factor)
         mass = self.dynamics.mass_matrix(q)
         bias = self.dynamics.bias_forces(q, v)
-        acc = self._solve(mass, implicit, f - bias)
+        acc = self._solve(mass, implicit, f - bias, constraints)
         tau = f - implicit * acc
         self.saturated = _NONE
         if gains.limited:
-            tau = self._limit(tau, f, implicit, mass, bias, gains.tau_max)
+            tau = self._limit(tau, f, implicit, mass, bias, gains.tau_max, constraints)
         return tau
 
     def servo_force(self, state: State, target: Target, kp: np.ndarray, kd: np.ndarray, dt: float) -> np.ndarray:
@@ -182,13 +186,19 @@ class SPDController:
         f += kd * v_err
         return f
 
-    def _solve(self, mass: np.ndarray, implicit: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-        """``a`` from ``(M + diag(implicit)) a = rhs`` by Cholesky."""
+    def _solve(self, mass: np.ndarray, implicit: np.ndarray, rhs: np.ndarray,
+               constraints: np.ndarray | None = None) -> np.ndarray:
+        """``a`` from ``(M + diag(implicit)) a = rhs`` by Cholesky (with ``constraints`` held, if any)."""
         a_mat = np.array(mass, dtype=float)  # a private copy (LAPACK overwrites it)
         a_mat.flat[self._diag] += implicit
         # LAPACK's Cholesky solve directly: the scipy/numpy wrappers cost more than
         # the 43x43 factorisation itself. info > 0: not positive definite.
-        _, acc, info = _posv(a_mat, np.array(rhs, dtype=float), lower=0, overwrite_a=1, overwrite_b=1)
+        if constraints is None:
+            _, acc, info = _posv(a_mat, np.array(rhs, dtype=float), lower=0, overwrite_a=1, overwrite_b=1)
+        else:  # planted feet (balance): the prediction holds the stance feet's contacts
+            from tracker.control.balance import solve_constrained
+
+            acc, info = solve_constrained(a_mat, np.array(rhs, dtype=float), constraints)
         if info != 0:
             raise SimulationError(
                 "SPD: M + Kd·dt is not positive definite (diverged state or bad mass matrix)"
@@ -196,7 +206,7 @@ class SPDController:
         return acc
 
     def _limit(self, tau: np.ndarray, f: np.ndarray, implicit: np.ndarray, mass: np.ndarray,
-               bias: np.ndarray, tau_max: np.ndarray) -> np.ndarray:
+               bias: np.ndarray, tau_max: np.ndarray, constraints: np.ndarray | None = None) -> np.ndarray:
         """Torques within ``tau_max`` with the unsaturated DOFs re-solved implicitly (module docstring)."""
         over = np.abs(tau) > tau_max
         if not over.any():
@@ -208,7 +218,7 @@ class SPDController:
             fixed |= over
             d_free = np.where(fixed, 0.0, implicit)
             rhs = np.where(fixed, tau_fixed, f) - bias
-            acc = self._solve(mass, d_free, rhs)
+            acc = self._solve(mass, d_free, rhs, constraints)
             servo = f - implicit * acc  # what each DOF's implicit servo would ask for now
             tau = np.where(fixed, tau_fixed, servo)
             over = ~fixed & (np.abs(servo) > tau_max)

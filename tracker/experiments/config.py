@@ -55,8 +55,8 @@ RootModeName = Literal["anchored", "kinematic", "free"]
 class ClipConfig:
     """The clip to track and how to retarget it."""
 
-    path: str = setting(REQUIRED, "BVH file, saved reference (.npz), DeepMimic motion (.txt) or keyframe file "
-                        "(.yaml, tracker keyframes)", path=True)
+    path: str = setting(REQUIRED, "BVH file, saved reference (.npz), DeepMimic motion (.txt), keyframe file "
+                        "(.yaml, tracker keyframes) or pose file (.yaml, kind: pose)", path=True)
     joint_map: str | None = setting(None, "joint map: a built-in name or a YAML file; null: detect from joint names")
     ik: Literal["off", "feet", "hands", "both"] = setting("off", "correct feet and/or hands by IK when retargeting")
     fps: float | None = setting(None, "resample the reference to this rate; null: keep the clip's", unit="Hz", gt=0, le=10000)
@@ -127,6 +127,19 @@ class VTConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class BalanceConfig:
+    """CoM balance feedback through the stance feet's Jacobian transpose (GAMES105; :mod:`tracker.control.balance`)."""
+
+    enabled: bool = setting(False, "add the feedback (spd or pd; meant for root.mode: free)")
+    kp: float = setting(4000.0, "stiffness on the CoM's horizontal error", unit="N/m", ge=0)
+    kd: float = setting(400.0, "damping on the CoM's horizontal velocity", unit="N·s/m", ge=0)
+    target: Literal["support_center", "initial"] = setting(
+        "support_center", "where the CoM is pulled: the support polygon's centre, or where it started")
+    strategy: Literal["jacobian", "ankle", "hip"] = setting(
+        "jacobian", "joints that carry the virtual force: every stance-leg joint, the ankles, or the hips")
+
+
+@dataclass(frozen=True, kw_only=True)
 class ControllerConfig:
     """Which servo tracks the reference."""
 
@@ -141,6 +154,7 @@ class ControllerConfig:
     analytic: AnalyticPDConfig = setting(AnalyticPDConfig(), "analytic_pd options (analytic_pd only)")
     timed: TimedPDConfig = setting(TimedPDConfig(), "timed_pd options (timed_pd only)")
     vt: VTConfig = setting(VTConfig(), "virtual-trajectory options (controller vt only)")
+    balance: BalanceConfig = setting(BalanceConfig(), "CoM balance feedback (free root)")
 
 
 @dataclass(frozen=True, kw_only=True)

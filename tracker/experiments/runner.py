@@ -89,6 +89,10 @@ def _reference(model: str, path: str, mtime: float, joint_map: str | None, ik: s
 
         return KeyframeTrack.build(load_keyframes(path), load_model(model))
     from tracker.retarget import load_clip_reference
+    from tracker.sim.stance import is_pose_file, load_pose
+
+    if path.endswith((".yaml", ".yml")) and is_pose_file(path):  # an authored stance (data/poses/)
+        return load_pose(path)
 
     return load_clip_reference(path, model=model, joint_map=joint_map, ik_feet=ik in ("feet", "both"),
                                ik_hands=ik in ("hands", "both"), fps=fps, drop_tpose=not keep_first_frame)
@@ -112,7 +116,8 @@ def build(cfg: ExperimentConfig) -> Prepared:
                      target_velocity=cfg.controller.target_velocity, gain_scale=g.scale,
                      root_kp=(root.kp_linear, root.kp_angular), root_kd_ratio=root.kd_ratio,
                      max_speed=cfg.sim.max_speed, start=clip.start, solver_iterations=cfg.sim.solver_iterations,
-                     controller_options=controller_options(cfg), substeps=cfg.sim.substeps)
+                     controller_options=controller_options(cfg), substeps=cfg.sim.substeps,
+                     balance=_balance_options(cfg))
     gains = build_gains(model, cfg.sim.dt, k=g.k_t, inertia_scaled=g.inertia_scaling, kd_mode=g.kd_mode,
                         kd_ratio=g.kd_ratio, kd=g.kd, gain_scale=g.scale, root_kp=(root.kp_linear, root.kp_angular),
                         root_kd_ratio=root.kd_ratio, root=root.mode, torque_limits=g.torque_limits)
@@ -135,6 +140,19 @@ def controller_options(cfg: ExperimentConfig) -> tuple[tuple[str, Any], ...]:
     a = cfg.controller.analytic
     return (("prediction", a.prediction), ("partition", a.partition), ("damping_ratio", a.damping_ratio),
             ("gain_units", a.gain_units))
+
+
+def _balance_options(cfg: ExperimentConfig):
+    """The config's balance feedback (:class:`tracker.control.balance.BalanceOptions`), None when off."""
+    b = cfg.controller.balance
+    if not b.enabled:
+        return None
+    if cfg.controller.name not in ("spd", "pd"):
+        raise ConfigError(f"{cfg.source or cfg.name}: controller.balance: needs controller spd or pd, "
+                          f"not {cfg.controller.name!r}")
+    from tracker.control.balance import BalanceOptions
+
+    return BalanceOptions(enabled=True, kp=b.kp, kd=b.kd, target=b.target, strategy=b.strategy)
 
 
 def _plan(launches: list, ref, model, cfg: ExperimentConfig) -> None:

@@ -27,6 +27,7 @@ REPRODUCTIONS: dict[str, str] = {
     "weinstein2008": "tracker.reproduce.weinstein2008",
     "allen2007": "tracker.reproduce.allen2007",
     "vt": "tracker.reproduce.vt",
+    "games105": "tracker.reproduce.games105",
 }
 
 

@@ -88,6 +88,8 @@ class SimOptions:
     substeps: int = 1
     peek: bool = True
     fall_height: float = 0.5
+    #: CoM balance feedback (:class:`tracker.control.balance.BalanceOptions`), spd/pd only; None: off.
+    balance: object | None = None
 
 
 @dataclass
@@ -153,9 +155,17 @@ class Simulation:
         if scenario is not None and hasattr(self.controller, "bind"):
             self.controller.bind(scenario)  # controllers that react to contacts watch its events
         self._native = bool(getattr(self.controller, "drives_root_kinematically", False))
+        self.balance = self._balance_feedback()
+        self.support = None  # the support polygon the balance feedback last used
+        self.balance_term = None  # and its last feedback
         self.t = opt.start
         self.gains = self.base_gains
-        self.reset()
+        try:
+            self.reset()
+        except Exception:  # e.g. a stance without a foot on the ground: do not leak the client
+            if world is None:
+                self.close()
+            raise
 
     # -- set-up -------------------------------------------------------------
     def _base_gains(self) -> Gains:
@@ -171,6 +181,19 @@ class Simulation:
             kp[0:6] = kd[0:6] = 0.0
         return Gains(kp, kd, tau_max)
 
+    def _balance_feedback(self):
+        """The balance feedback of ``opt.balance`` (None when off)."""
+        b = self.opt.balance
+        if b is None or not getattr(b, "enabled", False):
+            return None
+        if self.opt.controller not in ("spd", "pd"):
+            raise SimulationError(f"balance feedback needs controller spd or pd, not {self.opt.controller!r}")
+        from tracker.control.balance import BalanceFeedback
+        from tracker.sim.support import support_of
+
+        self._support_of = support_of
+        return BalanceFeedback(self.character, b)
+
     def reset(self) -> None:
         q0, v0 = self.reference.sample(self.opt.start)
         self.character.reset_state(q0, v0)
@@ -181,8 +204,24 @@ class Simulation:
         self.n_peeks = 0  # steps recomputed because a contact began in them
         self._saturated = np.zeros(self.layout.nv, dtype=int)  # steps at the torque limit, per DOF
         self._steps = 0
+        if self.balance is not None:
+            self._check_stance(q0)
         if self.scenario is not None:
             self.scenario.reset(self)
+
+    def _check_stance(self, q0: np.ndarray) -> None:
+        """Balance needs a foot on the ground at the start: the engine's contacts at ``q0``."""
+        from tracker.errors import ConfigError
+        from tracker.sim.support import support_of, touching_links
+
+        self.world.settle_contacts(self.character)
+        self.support = support_of(self.character, self.world.ground)
+        if self.support.empty:
+            others = touching_links(self.character, self.world.ground)
+            where = f"only {', '.join(others)} touch the ground" if others else "nothing touches the ground"
+            raise ConfigError(f"{self.reference.source or 'reference'}: balance needs a foot on the ground at "
+                              f"t = {self.opt.start:g} s, but {where} (feet: {', '.join(self.model.feet)})")
+        self.balance.reset(q0)
 
     # -- stepping -------------------------------------------------------------
     def step(self) -> dict:
@@ -207,7 +246,13 @@ class Simulation:
         target = (key_target(self.t + dt) if key_target is not None
                   else Target(q_next, v_next, q_now, v_now, t=self.t + dt))
         state = State(q, v)
-        tau = self.controller.torques(state, target, self.gains, dt)
+        if self.balance is None:
+            tau = self.controller.torques(state, target, self.gains, dt)
+        else:
+            term = self._balance_term(q, v)
+            # SPD predicts the step with the stance feet held (see tracker.control.balance)
+            kwargs = {"constraints": term.constraints} if opt.controller == "spd" else {}
+            tau = self.controller.torques(state, target, self.gains, dt, extra=term.tau, **kwargs)
         if self._should_peek():
             tau = self._peek(state, target, tau)
         else:
@@ -301,6 +346,10 @@ class Simulation:
         top = ", ".join(f"{name} {share:.0%}" for name, share in list(sat.items())[:4])
         return (f"; torque limits saturated (share of steps): {top} — try lower gains, a smaller dt or "
                 "controller.gains.torque_limits=false")
+    def _balance_term(self, q: np.ndarray, v: np.ndarray):
+        self.support = self._support_of(self.character, self.world.ground)
+        self.balance_term = self.balance.term(q, v, self.support)
+        return self.balance_term
 
     def _diverged(self, row: dict) -> str:
         q, v = row["q"], row["v"]

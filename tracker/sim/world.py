@@ -125,6 +125,30 @@ class World:
         """Free a saved state."""
         p.removeState(state_id, physicsClientId=self.client)
 
+    def settle_contacts(self, character, steps: int = 4, dt: float = 1.0 / 480.0) -> None:
+        """Fill the contact manifolds of ``character`` at its current state, which is kept.
+
+        PyBullet adds about one point per box-ground pair per step, so a sole set down flat is
+        held by one corner in the first step and pivots on it (at 1/30 s that throws a standing
+        character over). A few short steps with the base welded in place add the other corners
+        (they survive the state being restored); the time step is set back afterwards.
+        """
+        q, v = character.get_state()
+        weld = character.hold_base()
+        p.setPhysicsEngineParameter(fixedTimeStep=dt, physicsClientId=self.client)
+        try:
+            for _ in range(steps):
+                p.stepSimulation(physicsClientId=self.client)
+        finally:
+            p.setPhysicsEngineParameter(fixedTimeStep=self.settings.dt, physicsClientId=self.client)
+            character.release_base(weld)
+        character.reset_state(q, v)
+        self.detect_contacts()
+
+    def detect_contacts(self) -> None:
+        """Refresh the engine's contact points without stepping (e.g. right after a reset)."""
+        p.performCollisionDetection(physicsClientId=self.client)
+
     def close(self) -> None:
         if self.client is not None and p.isConnected(self.client):
             p.disconnect(self.client)

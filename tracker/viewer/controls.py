@@ -106,6 +106,8 @@ LIVE_KEYS: tuple[Binding, ...] = (
     Binding(ord("]"), "]", "faster", "slower / faster"),
     Binding(ord("b"), "b", "launch", "launch a ball now"),
     Binding(ord("s"), "s", "schedule", "gain schedule on / off"),
+    Binding(ord("p"), "p", "push", "push the character away from the camera"),
+    Binding(ord("v"), "v", "balance", "balance feedback on / off"),
     Binding(ord("g"), "g", "ghost", "ghost: beside / overlay / off"),
     Binding(ord("h"), "h", "help", "hide / show this help"),
     Binding(ord("q"), "q", "quit", "quit (or close the window)"),
@@ -292,7 +294,7 @@ class Controls:
     # -- actions -----------------------------------------------------------------------
     def do(self, action: str) -> None:
         """Run one action: ``pause``, ``step``, ``step_back``, ``restart``, ``slower``, ``faster``,
-        ``launch``, ``schedule``, ``ghost``, ``help`` or ``quit``."""
+        ``launch``, ``schedule``, ``push``, ``balance``, ``ghost``, ``help`` or ``quit``."""
         st = self.state
         if action == "pause":
             st.paused = not st.paused
@@ -317,6 +319,11 @@ class Controls:
                 st.message = str(exc)
         elif action == "schedule":
             st.message = self.target.toggle_schedule()
+        elif action in ("push", "balance"):  # live sessions only (tracker.viewer.playback.LiveSession)
+            try:
+                st.message = self.target.push() if action == "push" else self.target.toggle_balance()
+            except (TrackerError, AttributeError) as exc:
+                st.message = str(exc) if isinstance(exc, TrackerError) else f"no {action} in this window"
         elif action == "ghost":
             st.ghost = GHOST_MODES[(GHOST_MODES.index(st.ghost) + 1) % len(GHOST_MODES)]
             st.message = f"ghost {st.ghost}"

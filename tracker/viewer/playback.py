@@ -41,6 +41,8 @@ FRAME_PERIOD = 1.0 / 60.0
 #: Most clip time simulated in one frame, s: a longer stall (the machine busy elsewhere) is caught
 #: up to this much, beyond it the playback drops the backlog and falls behind real time.
 MAX_CATCH_UP = 0.5
+#: The push key's push: this force (N) for this long (s) on this link, horizontal, away from the camera.
+PUSH_FORCE, PUSH_DURATION, PUSH_LINK = 40.0, 0.2, "chest"
 #: The ball the launch key throws when the config has none: a basketball (orange, easy to see
 #: against the ground) at the chest, at this speed, m/s.
 DEFAULT_LAUNCH_SPEED = 5.0
@@ -83,6 +85,9 @@ class LiveSession:
         self.n_steps = 0
         self.loops = 0
         self.message = ""
+        #: The window camera's viewing direction (world, (3,)), set by the player; pushes go along it.
+        self.camera_forward = np.array([-1.0, 0.0, 0.0])
+        self._push: tuple[np.ndarray, int] | None = None  # (world force N, steps left)
 
     # -- time -------------------------------------------------------------------------
     @property
@@ -103,6 +108,8 @@ class LiveSession:
         if self.sim.t >= self.end - 0.5 * self.dt:
             self.restart()
             return None
+        if self._push is not None:
+            self._apply_push()
         try:
             row = self.sim.step()
         except SimulationError as exc:
@@ -123,6 +130,7 @@ class LiveSession:
 
     def restart(self) -> None:
         """Back to the start of the clip (balls removed, schedule reset)."""
+        self._push = None
         self.sim.reset()
         if self.schedule is not None:
             self.schedule.reset()
@@ -138,6 +146,48 @@ class LiveSession:
             raise TrackerError("this run has no ball scenario to launch a ball from")
         k = scenario.launch_now(self.launch, self.sim)
         return f"ball {k + 1} ({self.launch.ball}) launched at the {self.launch.target_link}"
+
+    def push(self) -> str:
+        """Push the character (:data:`PUSH_FORCE` N for :data:`PUSH_DURATION` s on :data:`PUSH_LINK`),
+        horizontally along the camera's viewing direction; returns what happened, for the screen."""
+        d = np.array(self.camera_forward, dtype=float)[:2]
+        n = float(np.hypot(*d))
+        if not n > 1e-9:
+            raise TrackerError("the camera looks straight down: no horizontal direction to push along")
+        force = np.array([d[0] / n, d[1] / n, 0.0]) * PUSH_FORCE
+        self._push = (force, max(1, int(round(PUSH_DURATION / self.dt))))
+        return f"push: {PUSH_FORCE:g} N for {PUSH_DURATION:g} s on the {PUSH_LINK}, away from the camera"
+
+    def _apply_push(self) -> None:
+        force, left = self._push
+        c = self.sim.character
+        k = c.link_index(PUSH_LINK)
+        pos = (p.getLinkState(c.body_id, k, physicsClientId=c.client_id)[0] if k >= 0
+               else p.getBasePositionAndOrientation(c.body_id, physicsClientId=c.client_id)[0])
+        p.applyExternalForce(c.body_id, k, force.tolist(), pos, p.WORLD_FRAME, physicsClientId=c.client_id)
+        self._push = (force, left - 1) if left > 1 else None
+
+    def toggle_balance(self) -> str:
+        """Switch the CoM balance feedback on or off (off: SPD alone, which cannot hold a free root up)."""
+        sim = self.sim
+        if sim.balance is None:
+            if sim.opt.root != "free" or sim.opt.controller not in ("spd", "pd"):
+                raise TrackerError("balance feedback needs a free root and controller spd or pd")
+            from tracker.control.balance import BalanceFeedback, BalanceOptions
+
+            sim.balance = BalanceFeedback(sim.character, BalanceOptions())
+            sim.balance.reset(sim.character.get_state()[0])
+            return "balance on"
+        on = not sim.balance.options.enabled
+        sim.balance.options = dataclasses.replace(sim.balance.options, enabled=on)
+        return f"balance {'on' if on else 'off'}"
+
+    def balance_view(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The CoM's ground point ``(2,)`` and the support polygon ``(K, 2)`` (m) to draw, or None."""
+        term, support = getattr(self.sim, "balance_term", None), getattr(self.sim, "support", None)
+        if term is None or support is None:
+            return None
+        return np.asarray(term.com[:2]), np.asarray(support.polygon)
 
     def toggle_schedule(self) -> str:
         """Switch the Zordan-Hodgins reaction on or off (off: ``k_t`` throughout)."""
@@ -375,6 +425,12 @@ class LivePlayer:
     def _frame(self, elapsed: float) -> None:
         s = self.session
         self.stage.frame(s.pose(), s.reference_pose(), s.ball_views(), elapsed, s.status_lines(self.controls))
+        cam = self.stage.window._camera()
+        if cam is not None:  # the push key pushes along the view
+            s.camera_forward = np.asarray(cam[5], dtype=float)
+        view = s.balance_view()
+        if view is not None:
+            self.stage.show_balance(*view)
 
     def run(self, frames: int | None = None, presses: Mapping[int, Sequence[int]] | None = None,
             screenshot: str | Path | None = None, grab_screen: bool = False) -> PlayStats:

@@ -153,6 +153,34 @@ class Stage:
                                               np.asarray(b.orientation, float).tolist(), physicsClientId=c)
             self._shown[b.key] = b
 
+    def show_balance(self, com_xy: np.ndarray, polygon: np.ndarray, z: float = 0.002) -> None:
+        """Draw the support polygon ``(K, 2)`` (green) and the CoM's ground point ``(2,)`` (magenta cross) on
+        the ground, m. Redrawn only when either moved by 5 mm (a batch of debug lines costs the GUI a frame)."""
+        com_xy, polygon = np.asarray(com_xy, float), np.asarray(polygon, float)
+        last = getattr(self, "_balance_drawn", None)
+        if last is not None and last[1].shape == polygon.shape and np.abs(last[0] - com_xy).max() < 5e-3 \
+                and (polygon.size == 0 or np.abs(last[1] - polygon).max() < 2e-3):
+            return
+        c = self.client
+        ids = getattr(self, "_balance_lines", [])
+        segs = []
+        for i in range(len(polygon)) if len(polygon) > 1 else ():
+            a, b = polygon[i], polygon[(i + 1) % len(polygon)]
+            segs.append(((a[0], a[1], z), (b[0], b[1], z), (0.1, 0.8, 0.2)))
+        r = 0.05
+        if np.isfinite(com_xy).all():
+            x, y = com_xy
+            segs += [((x - r, y, z), (x + r, y, z), (1.0, 0.0, 1.0)), ((x, y - r, z), (x, y + r, z), (1.0, 0.0, 1.0))]
+        out = []
+        with drawing_paused(c):  # one GUI frame for the batch, not one per line
+            for k, (a, b, rgb) in enumerate(segs):
+                kw = {"replaceItemUniqueId": ids[k]} if k < len(ids) else {}
+                out.append(p.addUserDebugLine(a, b, rgb, lineWidth=3, physicsClientId=c, **kw))
+            for extra in ids[len(segs):]:
+                p.removeUserDebugItem(extra, physicsClientId=c)
+        self._balance_lines = out
+        self._balance_drawn = (com_xy.copy(), polygon.copy())
+
     def focus(self, q: np.ndarray) -> np.ndarray:
         """The point the camera follows: the character's root, or midway to the ghost beside it."""
         pos = np.array(q[0:3], dtype=float)

@@ -1,0 +1,167 @@
+"""Balance feedback: the floating-base J̃, its virtual power and sign, the SPD hook, bad options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pybullet as p
+import pytest
+
+from tests.control.conftest import FixedDynamics, random_q, random_spd
+from tracker.control.balance import (
+    STRATEGIES,
+    BalanceFeedback,
+    BalanceOptions,
+    leg_chains,
+    solve_constrained,
+    tilde_jacobian,
+)
+from tracker.control.base import Gains, State, Target
+from tracker.control.spd import SPDController
+from tracker.errors import ConfigError, TrackerError
+
+
+@pytest.fixture()
+def humanoid():
+    from tracker.character.character import Character
+
+    cid = p.connect(p.DIRECT)
+    p.setGravity(0, 0, -9.81, physicsClientId=cid)
+    yield Character.load(cid, "humanoid")
+    p.disconnect(cid)
+
+
+def _stance_q(char, rng):
+    lay = char.layout
+    q = random_q(lay, rng)
+    q[0:3] = (0.0, 0.0, 1.0)
+    return q
+
+
+def _foot_fixed_velocity(char, q, foot, rng):
+    """A random joint velocity with the root velocity that keeps ``foot`` still (v_r = −J_f,r⁻¹ J_f,a v_a)."""
+    v = np.zeros(char.layout.nv)
+    v[6:] = rng.normal(size=char.layout.nv - 6)
+    _, jl, ja = char.point_jacobian(foot, q=q)
+    jf = np.vstack([jl, ja])
+    v[:6] = -np.linalg.solve(jf[:, :6], jf[:, 6:] @ v[6:])
+    return v
+
+
+def test_leg_chains_run_from_the_foot_to_the_root(humanoid):
+    assert leg_chains(humanoid) == {"left_foot": ("left_ankle", "left_knee", "left_hip"),
+                                    "right_foot": ("right_ankle", "right_knee", "right_hip")}
+
+
+def test_tilde_jacobian_gives_the_com_velocity_while_the_foot_stays_put(humanoid):
+    rng = np.random.default_rng(0)
+    cols = np.arange(6, humanoid.layout.nv)
+    for _ in range(3):
+        q = _stance_q(humanoid, rng)
+        v = _foot_fixed_velocity(humanoid, q, "left_foot", rng)
+        _, jl, ja = humanoid.point_jacobian("left_foot", q=q)
+        assert np.abs(jl @ v).max() < 1e-12 and np.abs(ja @ v).max() < 1e-12
+        jt = tilde_jacobian(humanoid, q, "left_foot", cols)
+        assert np.abs(jt @ v[6:] - humanoid.com_jacobian(q)[1] @ v).max() < 1e-12
+
+
+def test_virtual_power_identity_f_dot_cdot_equals_tau_dot_v(humanoid):
+    """fᵀ J̃ v = τᵀ v for τ = J̃ᵀ f, over all joints, for motions that keep the stance foot in place."""
+    rng = np.random.default_rng(1)
+    cols = np.arange(6, humanoid.layout.nv)
+    for foot in humanoid.model.feet:
+        q = _stance_q(humanoid, rng)
+        f = rng.normal(size=3) * 100.0
+        tau = tilde_jacobian(humanoid, q, foot, cols).T @ f
+        for _ in range(3):
+            v = _foot_fixed_velocity(humanoid, q, foot, rng)
+            cdot = humanoid.com_jacobian(q)[1] @ v
+            assert f @ cdot == pytest.approx(tau @ v[6:], rel=1e-10, abs=1e-9)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_the_feedback_pushes_the_com_toward_the_target_for_every_strategy(humanoid, strategy):
+    """Standing on the left foot: the virtual force points at the target and the strategy's torques do
+    the same work as that force on every motion of the strategy's joints that keeps the foot still."""
+    from tracker.sim.support import polygon_of
+
+    rng = np.random.default_rng(2)
+    q = humanoid.standing_q()
+    q[0:3] = (0.0, 0.0, 1.0)
+    fb = BalanceFeedback(humanoid, BalanceOptions(kp=1000.0, kd=0.0, strategy=strategy))
+    c = humanoid.com_jacobian(q)[0]
+    for direction in ([1, 0], [0, 1], [-1, 0], [0, -1]):
+        target = c[:2] + 0.05 * np.array(direction, float)
+        support = polygon_of(np.array([[*target, 0.0]]), ("left_foot", "right_foot"), np.array([0]))
+        support = type(support)(("left_foot",), support.points, support.foot_of_point,
+                                support.polygon, support.center, support.area)
+        term = fb.term(q, np.zeros(humanoid.layout.nv), support)
+        assert term.force[:2] == pytest.approx(1000.0 * 0.05 * np.array(direction))
+        assert term.constraints.jac.shape[1] == humanoid.layout.nv and term.constraints.unilateral.sum() == 1
+        # the torques are the virtual force's: equal power on every motion that keeps the foot still
+        v = _foot_fixed_velocity(humanoid, q, "left_foot", rng)
+        cols = fb.columns["left_foot"]
+        v[6:] = 0.0
+        v[cols] = rng.normal(size=len(cols))
+        _, jl, ja = humanoid.point_jacobian("left_foot", q=q)
+        jf = np.vstack([jl, ja])
+        v[:6] = -np.linalg.solve(jf[:, :6], jf[:, 6:] @ v[6:])
+        assert term.force @ (humanoid.com_jacobian(q)[1] @ v) == pytest.approx(term.tau @ v, rel=1e-10)
+        assert np.abs(term.tau[:6]).max() == 0.0  # nothing on the unactuated root
+
+
+def test_solve_constrained_holds_the_constraint_and_the_dynamics():
+    rng = np.random.default_rng(3)
+    a_mat = random_spd(9, rng)
+    rhs = rng.normal(size=9)
+    jac = rng.normal(size=(3, 9))
+    a, info = solve_constrained(a_mat.copy(), rhs, jac)
+    assert info == 0
+    assert np.abs(jac @ a).max() < 1e-7 * np.abs(rhs).max()  # up to the solve's 1e-10 ridge
+    lam = np.linalg.lstsq(jac.T, a_mat @ a - rhs, rcond=None)[0]
+    assert np.abs(a_mat @ a - rhs - jac.T @ lam).max() < 1e-10  # the residual is a constraint force
+
+
+def test_spd_extra_force_enters_the_implicit_solve(humanoid_like_layout):
+    """With ``extra`` in the right-hand side the servo sees the acceleration it causes: the simulated
+    acceleration changes by (M + K)⁻¹ extra (K = Kd·dt + Kp·dt²), not by M⁻¹ extra."""
+    lay = humanoid_like_layout
+    rng = np.random.default_rng(4)
+    m, c = random_spd(lay.nv, rng), rng.normal(size=lay.nv)
+    ctrl = SPDController(lay, FixedDynamics(m, c))
+    q, v = random_q(lay, rng), rng.normal(size=lay.nv)
+    tgt = Target(random_q(lay, rng), rng.normal(size=lay.nv))
+    gains, dt = Gains.critical_ratio(300.0, 1 / 60, nv=lay.nv), 1 / 60
+    extra = rng.normal(size=lay.nv) * 10
+    tau0 = ctrl.torques(State(q, v), tgt, gains, dt)
+    tau1 = ctrl.torques(State(q, v), tgt, gains, dt, extra=extra)
+    # the extra force is partly absorbed by the servo (it sees the acceleration extra causes)
+    a0, a1 = np.linalg.solve(m, tau0 - c), np.linalg.solve(m, tau1 - c)
+    k = gains.kd * dt + gains.kp * dt * dt
+    assert np.abs((m + np.diag(k)) @ (a1 - a0) - extra).max() < 1e-8
+
+
+def test_unknown_strategy_or_target_is_a_one_line_config_error():
+    with pytest.raises(ConfigError, match="strategy 'knee' is not one of: jacobian, ankle, hip"):
+        BalanceOptions(strategy="knee")
+    with pytest.raises(ConfigError, match="target"):
+        BalanceOptions(target="origin")
+    with pytest.raises(TrackerError, match="kp"):
+        BalanceOptions(kp=-1.0)
+
+
+def test_the_feedbacks_closed_form_is_the_solved_tilde_jacobian(humanoid):
+    """The torque BalanceFeedback computes equals J̃ᵀ f with J̃ from the derivation's solve."""
+    from tracker.sim.support import polygon_of
+
+    rng = np.random.default_rng(9)
+    q = _stance_q(humanoid, rng)
+    fb = BalanceFeedback(humanoid, BalanceOptions(kp=700.0, kd=30.0))
+    pts = np.array([[0.3, 0.2, 0.0], [0.5, -0.1, 0.0], [0.1, -0.3, 0.0]])
+    support = polygon_of(pts, ("left_foot", "right_foot"), np.array([0, 1, 1]))
+    v = rng.normal(size=humanoid.layout.nv)
+    term = fb.term(q, v, support)
+    cols = fb.columns["left_foot"]
+    want = np.zeros(humanoid.layout.nv)
+    for foot in ("left_foot", "right_foot"):
+        want[cols] += tilde_jacobian(humanoid, q, foot, cols).T @ (term.force / 2)
+    assert np.abs(term.tau - want).max() < 1e-9 * max(1.0, np.abs(want).max())

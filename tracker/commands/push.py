@@ -1,0 +1,195 @@
+"""``tracker push CONFIG|stand``: push a free-standing character and see whether it stays up.
+
+``stand`` (or a pose file, ``kind: pose``) is tracked by SPD on a free root with balance
+feedback (GAMES105 lecture 10; ``--strategy none`` turns it off); an experiment config is
+run as it says (its ``root.mode`` must be ``free``; ``controller.balance`` sets the
+feedback). A fall is an outcome: it is reported (``FELL at t = ...``, ``fell`` in the JSON)
+and the exit status stays 0. ``--sweep FILE`` runs a grid of pushes instead and writes the
+survival table and plot into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "push",
+        help="push a free-standing character (balance feedback) and report whether it fell",
+        description="Track a standing pose (or an experiment config with a free root) with SPD and CoM balance "
+                    "feedback, push it, and report whether it fell, when, and how far the CoM moved.",
+    )
+    p.add_argument("config", metavar="CONFIG|stand", help="'stand' (the authored stance), a pose file or an "
+                                                          "experiment config with root.mode: free")
+    p.add_argument("--force", type=float, default=0.0, help="push size, N (default 0: just stand)")
+    p.add_argument("--duration", type=float, default=0.2, help="push length, s (default 0.2)")
+    p.add_argument("--direction", type=float, default=0.0,
+                   help="where the push comes from, degrees about +Z from the facing direction: "
+                        "0 front, 90 left, 180 back, 270 right (default 0)")
+    p.add_argument("--link", default="chest", help="pushed link (default chest)")
+    p.add_argument("--start", type=float, default=1.0, help="push start, s after the run starts (default 1)")
+    p.add_argument("--time", type=float, default=4.0, help="simulated seconds (default 4)")
+    p.add_argument("--dt", default=None, help="time step, e.g. 1/30 (default 1/60, or the config's)")
+    p.add_argument("--strategy", default=None,
+                   help="balance strategy: jacobian (default), ankle, hip, or none (no feedback)")
+    p.add_argument("--kp", type=float, default=None, help="balance kp, N/m (default 4000)")
+    p.add_argument("--kd", type=float, default=None, help="balance kd, N·s/m (default 400)")
+    p.add_argument("--target", default=None, help="balance target: support_center (default) or initial")
+    p.add_argument("--sweep", default=None, metavar="FILE", help="run the push grid of FILE (configs/sweeps/push.yaml)")
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    p.add_argument("--out", default=None, help="folder for push.json and com.png (a sweep: its tables and plot)")
+    p.set_defaults(func=run)
+
+
+def _number(text: str | None, what: str, default: float) -> float:
+    from fractions import Fraction
+
+    from tracker.errors import ConfigError
+
+    if text is None:
+        return default
+    try:
+        value = float(Fraction(text))
+    except (ValueError, ZeroDivisionError):
+        raise ConfigError(f"--{what}: expected a number or a fraction like 1/60, got {text!r}") from None
+    if not value > 0:
+        raise ConfigError(f"--{what}: must be > 0, got {text!r}")
+    return value
+
+
+def _balance(args: argparse.Namespace, base=None):
+    """The balance options of the command line (over ``base``), or None for ``--strategy none``."""
+    import dataclasses
+
+    from tracker.control.balance import BalanceOptions
+
+    if args.strategy == "none":
+        return None
+    opt = base if base is not None else BalanceOptions()
+    changes = {k: v for k, v in (("strategy", args.strategy), ("kp", args.kp), ("kd", args.kd),
+                                 ("target", args.target)) if v is not None}
+    return dataclasses.replace(opt, enabled=True, **changes)
+
+
+def _simulation(args: argparse.Namespace):
+    """The simulation to push: the stance, a pose file or an experiment config."""
+    from tracker.errors import ConfigError
+    from tracker.sim.stance import is_pose_file, resolve_pose, stand_simulation
+
+    spec = args.config
+    path = resolve_pose(spec)
+    if spec == "stand" or is_pose_file(path):
+        return stand_simulation(path, dt=_number(args.dt, "dt", 1.0 / 60.0), balance=_balance(args))
+    if not Path(spec).is_file():
+        raise ConfigError(f"{spec}: no such file (give 'stand', a pose file or an experiment config)")
+    import dataclasses
+
+    from tracker.experiments.config import load_config
+    from tracker.experiments.runner import build, make_simulation
+
+    overrides = [f"sim.dt={args.dt}"] if args.dt else []
+    cfg = load_config(spec, overrides)
+    if cfg.root.mode != "free":
+        raise ConfigError(f"{spec}: root.mode: a push needs a free root, got {cfg.root.mode!r}")
+    prep = build(cfg)
+    bal = _balance(args, prep.options.balance)
+    prep.options = dataclasses.replace(prep.options, balance=bal)
+    return make_simulation(prep)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tracker.errors import ConfigError
+
+    for name in ("force", "duration", "start", "time"):
+        value = getattr(args, name)
+        if not (value >= 0 if name in ("force", "start") else value > 0) or value != value:
+            raise ConfigError(f"--{name}: must be {'>= 0' if name in ('force', 'start') else '> 0'}, got {value!r}")
+    if args.sweep:
+        return _run_sweep(args)
+    from tracker.sim.push import Push, run_push
+
+    sim = _simulation(args)
+    try:
+        push = Push(force=args.force, duration=args.duration, direction=args.direction, link=args.link,
+                    start=args.start)
+        out = run_push(sim, push, args.time)
+    finally:
+        sim.close()
+    result = out.to_json()
+    result["config"] = args.config
+    result["strategy"] = "none" if sim.balance is None else sim.balance.options.strategy
+    result["dt"] = sim.opt.dt
+    if args.out:
+        _write(Path(args.out), result, out)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        what = (f"{args.force:g} N for {args.duration:g} s from {args.direction:g} deg on {args.link}"
+                if args.force > 0 else "no push")
+        if out.fell:
+            print(f"{args.config}: {what}: FELL at t = {out.fell_time_s:.3f} s ({out.fell_reason}); "
+                  f"CoM moved up to {out.max_com_offset_m:.3f} m")
+        else:
+            print(f"{args.config}: {what}: stood {out.duration_s:.2f} s; CoM drift {out.com_drift_m:.4f} m, "
+                  f"largest offset {out.max_com_offset_m:.4f} m")
+    return 0
+
+
+def _write(folder: Path, result: dict, out) -> None:
+    from tracker.experiments.results import write_json_atomic
+
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(folder / "push.json", result)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for i, name in enumerate("xyz"):
+        ax.plot(out.t, out.com[:, i] - out.com[0, i], label=f"CoM {name} - start")
+    p = out.push
+    if p.force > 0:
+        ax.axvspan(p.start, p.start + p.duration, color="0.85", label="push")
+    if out.fell:
+        ax.axvline(out.fell_time_s, color="r", ls="--", label="fell")
+    ax.set_xlabel("t (s)")
+    ax.set_ylabel("m")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(folder / "com.png", dpi=100)
+    plt.close(fig)
+
+
+def _run_sweep(args: argparse.Namespace) -> int:
+    from tracker.analysis.push_plots import write_sweep
+    from tracker.sim.push import load_sweep, run_sweep, survival_table
+
+    settings = load_sweep(args.sweep)
+    out = Path(args.out or "results/push_sweep")
+    total = len(settings.strategies) * len(settings.links) * len(settings.directions) * len(settings.forces)
+    done = [0]
+
+    def progress(_row: dict) -> None:
+        done[0] += 1
+        if not args.json and sys.stderr.isatty():
+            print(f"\r{done[0]}/{total} pushes", end="", file=sys.stderr, flush=True)
+
+    rows = run_sweep(settings, progress)
+    if not args.json and sys.stderr.isatty():
+        print(file=sys.stderr)
+    table = survival_table(rows)
+    write_sweep(out, rows, table)
+    if args.json:
+        print(json.dumps(table, indent=2))
+    else:
+        for r in table:
+            v = r["largest_survived_n"]
+            print(f"{r['strategy']:>8} {r['link']:>7} {r['direction']:>5}: "
+                  + ("falls unpushed" if v != v else f"{v:g} N"))
+        print(f"wrote {out}/survival.csv, {out}/largest.csv, {out}/survival.png")
+    return 0

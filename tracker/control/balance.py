@@ -1,0 +1,419 @@
+"""Static balance by centre-of-mass feedback through the Jacobian transpose (GAMES105, lecture 10).
+
+While the joints track a standing pose (SPD), a *virtual* horizontal force on the
+centre of mass pulls its ground projection toward the centre of the support polygon::
+
+    f = kp (c̄ − c) − kd ċ        (horizontal components; c̄ the target, ċ = J_c v)
+
+and is realised by joint torques of equal power, ``fᵀ ċ = τᵀ v``.
+
+**Floating base.** The root is not actuated, so ``τ = J_cᵀ f`` over all of ``v`` would ask
+for a root wrench nobody supplies. What the joints can do is push against a foot that
+stays put: with a stance foot fixed, ``J_f v = 0`` for its spatial Jacobian
+``J_f = [J_f,r | J_f,a]`` (root columns ``r``, joint columns ``a``), so the root velocity
+follows the joints, ``v_r = −J_f,r⁻¹ J_f,a v_a``, and the CoM moves with
+
+    ċ = J̃ v_a,   J̃ = J_c,a − J_c,r J_f,r⁻¹ J_f,a,
+
+whence ``τ_a = J̃ᵀ f`` (``f · ċ = τ_a · v_a`` for every motion that keeps the foot in
+place; ``tests/control/test_balance.py`` checks it). ``J_f,r`` is always invertible (it is
+``[[I, −[x_f − P]×], [0, I]]``). This is the slide's "path from the stance foot to the
+pelvis", whose joints turn against the tree's parent → child direction: ``J̃`` gets that
+sign right by construction rather than by flipping axes. In double support ``f`` is split
+equally between the feet in contact, each foot's share mapped through its own ``J̃``.
+
+**Strategies** (``strategy``): which joints of each stance leg carry ``J̃ᵀ f``:
+``jacobian`` every joint from the feet to the root (ankles, knees, hips), ``ankle`` the
+ankles only and ``hip`` the hips only (the lecture's two simple baselines, with the same
+virtual force). Joints off the stance legs (arms, spine) get nothing: they keep tracking.
+
+**Planted feet in SPD's prediction.** On a free root SPD's implicit solve predicts a body in
+free fall: a joint's error seems to be corrected by swinging the light limb below it (the
+foot about the ankle, the shin about the knee), so a stiff servo gives almost none of the
+torque that holds the body up, and an added balance torque is absorbed the same way (the
+acceleration changes by ``(M + K)⁻¹ τ_b``, not ``M⁻¹ τ_b``). Measured on the authored stance
+at 1/60 s: it sinks and tips over 1.1 s after release, with or without feedback. So the
+feedback also hands SPD the stance feet as constraints of its prediction
+(``SPDController.torques(..., constraints=)``, solved by :func:`solve_constrained`): the
+vertical velocity of every contact point is held at zero, unilaterally (the ground only
+pushes; a point that would have to pull is dropped), so a sole flat on the ground is held
+level and one on its toe edge may pivot about it. The servo then sees the body's inertia
+behind the ankles, knees and hips, holds the weight, and the balance torque moves the body
+instead of the feet. (Holding the soles' sliding and spin too closes the loop between the
+two legs, whose stiff servos then fight through it: it halved the survived push.) This needs the engine's contacts to be
+complete from the first step: PyBullet adds one contact point per box per step, so the run
+starts by settling the manifolds (:meth:`tracker.sim.world.World.settle_contacts`).
+
+The torque is added inside SPD's right-hand side (``SPDController.torques(..., extra=)``),
+so the implicit solve sees it. Without a foot on the ground there is nothing to push
+against and the feedback is zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from tracker.character.rigid_body import _jit
+from tracker.errors import ConfigError
+
+Strategy = Literal["jacobian", "ankle", "hip"]
+STRATEGIES: tuple[str, ...] = ("jacobian", "ankle", "hip")
+BalanceTarget = Literal["support_center", "initial"]
+TARGETS: tuple[str, ...] = ("support_center", "initial")
+
+#: Defaults for our 70 kg humanoid. The slide's kp = 200 N/m, kd = 20 N·s/m "for a 50 kg
+#: character" sits on top of a soft tracking servo; ours tracks the stance with the model's
+#: stiff SPD gains, which resist the feedback, so the CoM settles where the feedback force
+#: balances the servos' deflection: 3.3 cm ahead of the support centre with kp = 1000 N/m,
+#: 1.7 cm with 2000, 0.8 cm with 4000 (the authored stance, 30 s at 1/60 and 1/30 s, same
+#: numbers at both). 4000 N/m (a 1 cm error -> 40 N, 6 % of the weight) keeps that under 1 cm;
+#: the survived push changes little between 2000 and 8000 (docs/games105.md). kd = 0.1 kp s
+#: (time constant 0.1 s) keeps the CoM from overshooting.
+DEFAULT_KP = 4000.0
+DEFAULT_KD = 400.0
+
+
+@dataclass(frozen=True)
+class BalanceOptions:
+    """Balance feedback settings (the experiment YAML's ``controller.balance``).
+
+    Attributes:
+        enabled: add the feedback.
+        kp: N/m on the horizontal CoM error.
+        kd: N·s/m on the horizontal CoM velocity.
+        target: ``support_center`` (the support polygon's centroid, as the lecture) or
+            ``initial`` (the CoM's ground projection when the run starts).
+        strategy: ``jacobian``, ``ankle`` or ``hip`` (see the module docstring).
+    """
+
+    enabled: bool = True
+    kp: float = DEFAULT_KP
+    kd: float = DEFAULT_KD
+    target: str = "support_center"
+    strategy: str = "jacobian"
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ConfigError(f"balance strategy {self.strategy!r} is not one of: {', '.join(STRATEGIES)}")
+        if self.target not in TARGETS:
+            raise ConfigError(f"balance target {self.target!r} is not one of: {', '.join(TARGETS)}")
+        for name in ("kp", "kd"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value >= 0):
+                raise ConfigError(f"balance {name} must be a finite number >= 0, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Contacts:
+    """Velocity constraints of the stance feet for SPD's prediction (:func:`solve_constrained`).
+
+    Attributes:
+        jac: ``(k, nv)`` rows: each contact point's vertical velocity (the sole may slide or
+            spin in the prediction: holding that too closes the loop between the two legs, whose
+            stiff servos then fight through it; measured, it halves the survived push).
+        unilateral: ``(k,)`` True on the contact-normal rows (the ground only pushes).
+        group: ``(k,)`` the foot (index into the support's feet) of each row.
+    """
+
+    jac: np.ndarray
+    unilateral: np.ndarray
+    group: np.ndarray
+
+
+@dataclass(frozen=True)
+class BalanceTerm:
+    """One step's feedback, for recording and drawing.
+
+    Attributes:
+        tau: ``(nv,)`` generalized force added to the servo's.
+        force: ``(3,)`` the virtual force on the CoM, N (z = 0).
+        com: ``(3,)`` the CoM, m. com_velocity: ``(3,)`` m/s. target: ``(2,)`` m.
+        constraints: the stance feet's contacts SPD's prediction holds (:class:`Contacts`), or None
+            without contact.
+    """
+
+    tau: np.ndarray
+    force: np.ndarray
+    com: np.ndarray
+    com_velocity: np.ndarray
+    target: np.ndarray
+    constraints: Contacts | None = None
+
+
+class BalanceFeedback:
+    """Maps the CoM error to joint torques through the stance feet's ``J̃ᵀ``.
+
+    Args:
+        character: anything with ``layout``, ``model.feet``, ``com_jacobian(q)``,
+            ``point_jacobian(link, q=q)`` and the leg chains (:func:`leg_chains`), e.g.
+            :class:`tracker.character.character.Character`.
+        options: :class:`BalanceOptions`.
+        chains: foot link -> the actuated joints from that foot to the root, foot first
+            (default: read from ``character``).
+    """
+
+    def __init__(self, character, options: BalanceOptions, chains: dict[str, tuple[str, ...]] | None = None) -> None:
+        self.character = character
+        self.options = options
+        self.layout = lay = character.layout
+        chains = chains if chains is not None else leg_chains(character)
+        self.chains = chains
+        picked: list[str] = []
+        for foot, joints in chains.items():
+            if not joints:
+                raise ConfigError(f"foot {foot!r} has no actuated joint between it and the root")
+            picked += {"jacobian": joints, "ankle": joints[:1], "hip": joints[-1:]}[options.strategy]
+        # Every foot's J̃ over the joints of all legs: in double support a motion that keeps both feet
+        # still moves both legs, and only the full columns keep fᵀ ċ = τᵀ v for such motions.
+        cols = np.unique(np.concatenate([np.arange(lay[j].v.start, lay[j].v.stop) for j in picked]))
+        self.columns: dict[str, np.ndarray] = {foot: cols for foot in chains}
+        # legs are usually one block of v: a slice indexes it without copies (this runs every step)
+        contiguous = len(cols) and cols[-1] - cols[0] + 1 == len(cols)
+        self._cols = slice(int(cols[0]), int(cols[-1]) + 1) if contiguous else cols
+        self._colmask = np.zeros(lay.nv, dtype=np.bool_)
+        self._colmask[cols] = True
+        self.initial_target: np.ndarray | None = None
+
+    def reset(self, q: np.ndarray) -> None:
+        """Remember the CoM's ground projection at the start (``target: initial``)."""
+        self.initial_target = np.array(self.character.com_jacobian(q)[0][:2])
+
+    def target_of(self, support) -> np.ndarray:
+        """The ground point ``(2,)`` the CoM is pulled toward."""
+        if self.options.target == "initial" and self.initial_target is not None:
+            return self.initial_target
+        return np.asarray(support.center, dtype=float)
+
+    def term(self, q: np.ndarray, v: np.ndarray, support) -> BalanceTerm:
+        """The feedback at state ``(q, v)`` over ``support`` (:class:`tracker.sim.support.Support`)."""
+        feet = [f for f in support.feet if f in self.columns]
+        c, jc, xf, jlf, jaf = self.character.com_and_point_jacobians(feet, q)
+        if not self.options.enabled or not feet:
+            return BalanceTerm(np.zeros(self.layout.nv), np.zeros(3), c, jc @ v,
+                               np.full(2, np.nan) if not feet else self.target_of(support))
+        target = self.target_of(support)
+        if len(feet) == len(support.feet):  # every foot on the ground is a stance foot (the usual case)
+            pts, pfoot = support.points, support.foot_of_point
+        else:
+            remap = np.array([feet.index(f) if f in feet else -1 for f in support.feet], dtype=np.int64)
+            pfoot = remap[support.foot_of_point]
+            keep = pfoot >= 0
+            pts, pfoot = np.ascontiguousarray(support.points[keep]), np.ascontiguousarray(pfoot[keep])
+        tau, force, cdot, jac = _feedback(c, jc, xf, jlf, jaf, np.ascontiguousarray(v, dtype=float),
+                                          float(self.options.kp), float(self.options.kd),
+                                          np.asarray(target, dtype=float), self._colmask, pts, pfoot)
+        contacts = Contacts(jac, _ones(len(jac)), pfoot)
+        return BalanceTerm(tau, force, c, cdot, target, contacts)
+
+    def torques(self, q: np.ndarray, v: np.ndarray, support) -> np.ndarray:
+        """``(nv,)`` the generalized force to add to the servo's."""
+        return self.term(q, v, support).tau
+
+
+_ONES = np.ones(64, dtype=bool)
+_ONES.setflags(write=False)
+
+
+def _ones(n: int) -> np.ndarray:
+    """A read-only boolean ``(n,)`` of True (contact-normal rows are all unilateral)."""
+    return _ONES[:n] if n <= len(_ONES) else np.ones(n, dtype=bool)
+
+
+def tilde_jacobian(character, q: np.ndarray, foot: str, cols: np.ndarray, jc: np.ndarray | None = None) -> np.ndarray:
+    """``J̃ = J_c,a − J_c,r J_f,r⁻¹ J_f,a`` ``(3, len(cols))``: the CoM velocity per joint velocity
+    in ``cols`` while ``foot`` stays fixed (root columns 0..5).
+
+    With the root's columns ``J_f,r = [[I, −[x_f − P]×], [0, I]]`` and ``J_c,r = [I, −[c − P]×]``
+    (``P`` the base's centre of mass) this is ``J_c,a − J_f,a + (c − x_f) × J_ω,a`` column by
+    column: the CoM's velocity relative to the foot point with the foot's rotation taken out.
+    :class:`BalanceFeedback` uses that form; this one solves, as the derivation reads.
+    """
+    if jc is None:
+        jc = character.com_jacobian(q)[1]
+    _, jl, ja = character.point_jacobian(foot, q=q)
+    jf = np.vstack([jl, ja])
+    return jc[:, cols] - jc[:, :6] @ np.linalg.solve(jf[:, :6], jf[:, cols])
+
+
+def leg_chains(character) -> dict[str, tuple[str, ...]]:
+    """Foot link -> actuated joints from the foot up to the root, foot first (e.g. ankle, knee, hip)."""
+    parent_of = character._parent_link
+    joint_of = {child: joint for joint, child in character._child_of_joint.items()}
+    base = character.link_names[0]
+    out = {}
+    for foot in character.model.feet:
+        joints, link = [], foot
+        while link != base:
+            j = joint_of[link]
+            if j in character.layout:
+                joints.append(j)
+            link = parent_of[link]
+        out[foot] = tuple(joints)
+    return out
+
+
+def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Contacts", unilateral=None,
+                      group: np.ndarray | None = None, max_iter: int = 8) -> tuple[np.ndarray, int]:
+    """``a`` with ``A a = rhs + Jᵀ λ`` and ``J a = 0`` on the active rows (``A`` SPD ``(n, n)``, ``J`` ``(k, n)``).
+
+    The Schur complement with one Cholesky factorisation: ``λ = −(J A⁻¹ Jᵀ)⁻¹ J A⁻¹ rhs`` (with a
+    tiny ridge, so dependent rows, e.g. four coplanar contact normals, are fine). Rows marked
+    ``unilateral`` (contact normals) may only push, ``λ >= 0``: the most negative is dropped and
+    the solve repeated (an active set); when a group (a foot) has no unilateral row left, its
+    other rows are dropped too. Compiled (it runs every step).
+
+    Returns:
+        ``(a, info)``; ``info != 0``: ``A`` is not positive definite.
+    """
+    if isinstance(jac, Contacts):  # built by BalanceFeedback: already the kernel's types
+        jac, uni, grp = jac.jac, jac.unilateral, jac.group
+    else:
+        k = jac.shape[0]
+        jac = np.ascontiguousarray(jac, dtype=float)
+        uni = np.zeros(k, dtype=np.bool_) if unilateral is None else np.ascontiguousarray(unilateral, dtype=np.bool_)
+        grp = np.zeros(k, dtype=np.int64) if group is None else np.ascontiguousarray(group, dtype=np.int64)
+    a, info = _solve_constrained(np.ascontiguousarray(a_mat, dtype=float), np.ascontiguousarray(rhs, dtype=float),
+                                 jac, uni, grp, int(max_iter))
+    return (a, 0) if info == 0 else (np.asarray(rhs, dtype=float), info)
+
+
+@_jit
+def _cholesky(a):
+    """Lower Cholesky factor of SPD ``a`` (None-free: returns ``(l, ok)``)."""
+    n = a.shape[0]
+    l = np.zeros((n, n))
+    for j in range(n):
+        s = a[j, j]
+        for p in range(j):
+            s -= l[j, p] * l[j, p]
+        if not s > 0.0:
+            return l, False
+        d = np.sqrt(s)
+        l[j, j] = d
+        for i in range(j + 1, n):
+            t = a[i, j]
+            for p in range(j):
+                t -= l[i, p] * l[j, p]
+            l[i, j] = t / d
+    return l, True
+
+
+@_jit
+def _chol_solve(l, b):
+    """``(L Lᵀ)⁻¹ b`` for ``b`` ``(n, m)``."""
+    n, m = b.shape
+    y = b.copy()
+    for c in range(m):
+        for i in range(n):
+            t = y[i, c]
+            for p in range(i):
+                t -= l[i, p] * y[p, c]
+            y[i, c] = t / l[i, i]
+        for i in range(n - 1, -1, -1):
+            t = y[i, c]
+            for p in range(i + 1, n):
+                t -= l[p, i] * y[p, c]
+            y[i, c] = t / l[i, i]
+    return y
+
+
+@_jit
+def _solve_constrained(a_mat, rhs, jac, uni, group, max_iter):
+    n, k = a_mat.shape[0], jac.shape[0]
+    l, ok = _cholesky(a_mat)
+    if not ok:
+        return rhs.copy(), 1
+    b = np.empty((n, k + 1))
+    b[:, 0] = rhs
+    b[:, 1:] = jac.T
+    sol = _chol_solve(l, b)
+    a_free = sol[:, 0].copy()
+    ainv_jt = sol[:, 1:].copy()
+    full = jac @ ainv_jt
+    target = -(jac @ a_free)
+    active = np.ones(k, dtype=np.bool_)
+    lam = np.zeros(k)
+    for _ in range(max_iter):
+        idx = np.flatnonzero(active)
+        m = idx.shape[0]
+        lam[:] = 0.0
+        if m == 0:
+            break
+        s = np.empty((m, m))
+        tr = 0.0
+        for i in range(m):
+            for j in range(m):
+                s[i, j] = full[idx[i], idx[j]]
+            tr += s[i, i]
+        ridge = 1e-10 * max(tr / m, 1e-300)
+        for i in range(m):
+            s[i, i] += ridge
+        ls, ok2 = _cholesky(s)
+        if not ok2:
+            return a_free, 0  # degenerate contacts: predict without them
+        rb = np.empty((m, 1))
+        for i in range(m):
+            rb[i, 0] = target[idx[i]]
+        x = _chol_solve(ls, rb)
+        worst, wval = -1, 0.0
+        for i in range(m):
+            lam[idx[i]] = x[i, 0]
+            if uni[idx[i]] and x[i, 0] < wval:
+                worst, wval = idx[i], x[i, 0]
+        if worst < 0:
+            break
+        active[worst] = False
+        g = group[worst]
+        left = False
+        for i in range(k):
+            if active[i] and uni[i] and group[i] == g:
+                left = True
+        if not left:
+            for i in range(k):
+                if group[i] == g:
+                    active[i] = False
+    else:
+        for i in range(k):
+            if not active[i]:
+                lam[i] = 0.0
+    return a_free + ainv_jt @ lam, 0
+
+
+@_jit
+def _feedback(c, jc, xf, jlf, jaf, v, kp, kd, target, colmask, pts, pfoot):
+    """The per-step arithmetic of :meth:`BalanceFeedback.term`, compiled (it is ~40 small numpy
+    operations otherwise, more than the step's physics): ``(tau, force, cdot, contact rows)``."""
+    nv = jc.shape[1]
+    nf = xf.shape[0]
+    cdot = np.zeros(3)
+    for i in range(3):
+        acc = 0.0
+        for k in range(nv):
+            acc += jc[i, k] * v[k]
+        cdot[i] = acc
+    force = np.zeros(3)
+    force[0] = kp * (target[0] - c[0]) - kd * cdot[0]
+    force[1] = kp * (target[1] - c[1]) - kd * cdot[1]
+    f0, f1, f2 = force[0] / nf, force[1] / nf, force[2] / nf
+    tau = np.zeros(nv)
+    for g in range(nf):
+        # J̃ᵀ f in closed form (see tilde_jacobian): (J_c,a − J_f,a)ᵀ f + J_ω,aᵀ (f × (c − x_f))
+        r0, r1, r2 = c[0] - xf[g, 0], c[1] - xf[g, 1], c[2] - xf[g, 2]
+        m0, m1, m2 = f1 * r2 - f2 * r1, f2 * r0 - f0 * r2, f0 * r1 - f1 * r0
+        for k in range(nv):
+            if colmask[k]:
+                tau[k] += ((jc[0, k] - jlf[g, 0, k]) * f0 + (jc[1, k] - jlf[g, 1, k]) * f1
+                           + (jc[2, k] - jlf[g, 2, k]) * f2 + jaf[g, 0, k] * m0 + jaf[g, 1, k] * m1
+                           + jaf[g, 2, k] * m2)
+    # the ground pushes up at each contact point, never pulls: their vertical velocities
+    n = pts.shape[0]
+    rows = np.empty((n, nv))
+    for t in range(n):
+        g = pfoot[t]
+        d0, d1 = pts[t, 0] - xf[g, 0], pts[t, 1] - xf[g, 1]
+        for k in range(nv):
+            rows[t, k] = jlf[g, 2, k] - d0 * jaf[g, 1, k] + d1 * jaf[g, 0, k]
+    return tau, force, cdot, rows
