@@ -151,3 +151,34 @@ def test_conductor_composite_beats_single_link_and_the_default_meets_all_twelve_
     default = A.keyframe_run("conductor", 1 / 60)
     assert default["status"] == "ok" and len(default["keys"]) == 12
     assert all(k["joint_mean_rad"] < 0.05 for k in default["keys"])
+
+
+def test_tracker_keyframes_runs_a_file_with_timed_pd(tmp_path, capsys):
+    import json
+
+    from tracker.cli import main
+
+    ymca = Path(__file__).resolve().parents[2] / "data" / "keyframes" / "ymca.yaml"
+    assert main(["keyframes", str(ymca), "--controller", "timed", "--out", str(tmp_path / "r"), "--json"]) == 0
+    m = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert m["controller"] == "timed" and m["keys_reached"]
+    assert m["key_joint_error_mean_rad"] < 0.05  # measured 0.0073 (0.42 deg)
+
+
+def test_the_window_shows_the_next_key_and_the_time_left_to_it():
+    from tracker.keyframes.file import load_keyframes
+    from tracker.keyframes.run import KeyframeOptions, build_simulation
+    from tracker.viewer.controls import live_controls
+    from tracker.viewer.keyframes import KeyframeSession
+
+    kf = load_keyframes(A.DATA / "ymca.yaml")
+    sim, track, _ = build_simulation(kf, KeyframeOptions(controller="timed"))
+    try:
+        session = KeyframeSession(sim, track)
+        for _ in range(30):  # to t = 0.5 s: between "Y" (0.1 s) and "M" (1.1 s)
+            session.row = sim.step()
+        np.testing.assert_array_equal(session.reference_pose(), track.key_q[2])
+        status = " ".join(session.status_lines(live_controls(session, session.gain_params())))
+        assert "ghost: key 2 at 1.10 s, 0.60 s to go" in status and "timed PD toward key 2" in status
+    finally:
+        sim.close()

@@ -25,8 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--power", type=float, default=None, metavar="P",
                    help="exponent p of the poly profile (default: the file's, else 2)")
     p.add_argument("--dt", type=parse_dt, default=1.0 / 60.0, help="time step, e.g. 1/30 (default 1/60)")
-    p.add_argument("--controller", choices=("spd", "pd"), default="spd",
-                   help="two stable-PD servos (default) or two explicit PD servos")
+    p.add_argument("--controller", choices=("spd", "pd", "timed"), default="spd",
+                   help="two stable-PD servos (default), two explicit PD servos, or timed PD (Allen et al. "
+                        "2007: gains from the inertia and the time left to each key, which is met on time)")
     p.add_argument("--kp-per-kg", type=float, default=None, metavar="K",
                    help="k_p per kg of supported mass (default: the file's, else 130)")
     p.add_argument("--out", default=None, help="result folder (default: results/<file>-<timestamp>)")
@@ -79,15 +80,16 @@ def run(args: argparse.Namespace) -> int:
 def summary_text(m: dict, track, out) -> str:
     import numpy as np
 
-    lines = [f"{track.source}: {len(track.times)} keys, two {m['controller']} servos, {track.profile.label()}, "
+    timed = m["controller"] == "timed"
+    lines = [f"{track.source}: {len(track.times)} keys, {_servo_label(m['controller'], track)}, "
              f"dt = {m['dt']:.5g} s, {m['steps']} steps"]
     if m["keys_reached"]:
         cm = m["key_root_position_error_max_m"] * 100
         lines.append(f"  at the keys: root within {cm:.2f} cm and "
                      f"{np.degrees(m['key_root_orientation_error_max_rad']):.1f} deg, joints within "
                      f"{np.degrees(m['key_joint_error_max_rad']):.2f} deg (mean "
-                     f"{np.degrees(m['key_joint_error_mean_rad']):.2f}); mean gain between keys "
-                     f"{m['compliance']:.3f} k_p")
+                     f"{np.degrees(m['key_joint_error_mean_rad']):.2f})"
+                     + ("" if timed else f"; mean gain between keys {m['compliance']:.3f} k_p"))
     sm = m.get("secondary_motion")
     if sm:
         lines.append(f"  unkeyed joints: largest deflection {np.degrees(sm['peak_rad']):.2f} deg (spline "
@@ -116,7 +118,7 @@ def play(args: argparse.Namespace) -> int:
         raise ConfigError("--set and --model do not apply to a keyframe file (edit the file, or use "
                           "'tracker keyframes' for its options)")
     kf = load_keyframes(args.source)
-    opts = KeyframeOptions(dt=args.dt or 1.0 / 60.0).resolved(kf)
+    opts = KeyframeOptions(dt=args.dt or 1.0 / 60.0, controller=args.servo).resolved(kf)
     with quiet_stdio():
         window = open_window_world(opts.dt)
         try:
@@ -125,8 +127,9 @@ def play(args: argparse.Namespace) -> int:
                 session = KeyframeSession(sim, track)
                 player = LivePlayer(session, ghost=args.ghost, speed=args.speed, world=window, shadows=args.shadows,
                                     title=f"tracker play {Path(args.source).name}  (keyframes, {sim.model.name}, "
-                                          f"two SPD servos, {track.profile.label()}, dt {opts.dt:.4g} s; "
-                                          f"ghost: cubic spline)", **framing(sim.model))
+                                          f"{_servo_label(opts.controller, track)}, dt {opts.dt:.4g} s; "
+                                          f"ghost: {'the next key' if opts.controller == 'timed' else 'cubic spline'})",
+                                    **framing(sim.model))
                 stats = player.run(args.frames, presses_by_frame(args.press), args.screenshot, args.grab_screen)
             finally:
                 sim.close()
@@ -139,3 +142,9 @@ def play(args: argparse.Namespace) -> int:
         if args.screenshot and not stats.closed:
             print(f"wrote {args.screenshot}")
     return 0
+
+
+def _servo_label(controller: str, track) -> str:
+    if controller == "timed":
+        return "timed PD (Allen et al. 2007)"
+    return f"two {controller} servos, {track.profile.label()}"

@@ -80,6 +80,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                   "DeepMimic motion)")
     p.add_argument("--model", default=None, help="character model (default: the config's, or humanoid)")
     p.add_argument("--dt", type=parse_dt, default=None, help="physics/control time step, e.g. 1/60")
+    p.add_argument("--servo", choices=("spd", "pd", "timed"), default="spd",
+                   help="a keyframe file's servos: two cross-faded SPD (default) or PD servos (Tan 2011), or "
+                        "timed PD (Allen 2007; the ghost shows the next key and the status the time left to it)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, as in 'tracker run' (repeatable)")
     add_window_options(p)
@@ -98,6 +101,11 @@ def run(args: argparse.Namespace) -> int:
         from tracker.commands.keyframes import play
 
         return play(args)
+    if args.servo != "spd":
+        from tracker.errors import ConfigError
+
+        raise ConfigError("--servo applies to keyframe files; for a config or clip use "
+                          "--set controller.name=NAME")
     overrides = list(args.overrides) + ([f"sim.dt={args.dt!r}"] if args.dt is not None else [])
     cfg = live_config(args.source, args.model, overrides)
     with quiet_stdio():  # PyBullet's GUI thread prints its OpenGL set-up and shut-down

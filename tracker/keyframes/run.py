@@ -23,7 +23,7 @@ from tracker.keyframes.profile import GainProfile
 from tracker.keyframes.track import KeyframeTrack
 
 #: ``--controller`` name -> registered controller.
-CONTROLLERS = {"spd": "keyframe_spd", "pd": "keyframe_pd"}
+CONTROLLERS = {"spd": "keyframe_spd", "pd": "keyframe_pd", "timed": "timed_pd"}
 
 
 @dataclass(frozen=True)
@@ -99,8 +99,15 @@ def build_simulation(kf: KeyframeFile, opts: KeyframeOptions = KeyframeOptions()
         world = World(WorldSettings(dt=opts.dt), gui=gui)
     if not kf.gravity:
         world.set_gravity((0.0, 0.0, 0.0))
-    sim_opts = SimOptions(controller=CONTROLLERS[opts.controller], dt=opts.dt, root="anchored",
-                          target_velocity="zero", start=0.0)
+    if opts.controller == "timed":  # Allen et al. 2007: each key met at its time (tracker.control.timed_pd)
+        from tracker.control.timed_pd import Keyframes
+
+        keys = Keyframes(track.key_q, track.key_v, track.times)
+        sim_opts = SimOptions(controller="timed_pd", dt=opts.dt, root="anchored", target_velocity="ref",
+                              start=0.0, controller_options=(("keys", keys),))
+    else:
+        sim_opts = SimOptions(controller=CONTROLLERS[opts.controller], dt=opts.dt, root="anchored",
+                              target_velocity="zero", start=0.0)
     sim = Simulation(model, track, sim_opts, world=world)
     gains = keyframe_gains(kf, sim.character, opts, sim.base_gains)
     sim.gains_fn = lambda t, base, g=gains: g

@@ -43,6 +43,9 @@ class KeyframeSession(LiveSession):
                          self._marker_radius, NEXT_RGBA)]
 
     def schedule_state(self) -> str:
+        key = self.next_key()
+        if key is not None:  # timed PD: no cross-fade, each key is met at its time
+            return f"timed PD toward key {key.index}"
         a, b, alpha = self.track.interval(self.sim.t + self.dt)
         w = float(np.add(*self.track.profile.weights(alpha)))
         toward = f"key {a} -> {b}" if a != b else f"holding key {b}"
