@@ -72,7 +72,7 @@ from tracker.control.base import (
     actuation_mask,
     check_target_velocity,
 )
-from tracker.control.lie import _conj, _exp, _log, _mul
+from tracker.control.lie import _conj, _exp, _log, _mul, rotation_indices
 from tracker.control.registry import register
 from tracker.errors import ConfigError, SimulationError
 
@@ -144,14 +144,7 @@ class AnalyticPDController:
         self.partition = bool(partition)
         self._scale = 2.0 if prediction == "doubled" else 1.0
         # Rotations: the base (world frame, left-multiplied) then the spherical joints (child frame).
-        rot_q, rot_v = [], []
-        if layout.has_base:
-            rot_q.append(np.arange(3, 7))
-            rot_v.append(np.arange(3, 6))
-        rot_q += list(layout.sph_q)
-        rot_v += list(layout.sph_v)
-        self._rot_q = np.array(rot_q, dtype=int).reshape(-1, 4)
-        self._rot_v = np.array(rot_v, dtype=int).reshape(-1, 3)
+        self._rot_q, self._rot_v = rotation_indices(layout)
         self._base = layout.has_base
         lin = [np.arange(0, 3)] if layout.has_base else []
         self._lin_q = np.concatenate(lin + [np.asarray(layout.rev_q, dtype=int)]).astype(int)

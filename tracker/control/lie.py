@@ -76,6 +76,20 @@ def _log(a: np.ndarray) -> np.ndarray:
     return xyz * np.copysign(ratio, w)[:, None]
 
 
+def rotation_indices(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """Where the rotations sit: ``(R, 4)`` quaternion indices in ``q`` and ``(R, 3)`` in ``v``.
+
+    The base's orientation first (when the layout has a base), then the spherical joints.
+    """
+    rot_q, rot_v = [], []
+    if layout.has_base:
+        rot_q.append(np.arange(3, 7))
+        rot_v.append(np.arange(3, 6))
+    rot_q += list(layout.sph_q)
+    rot_v += list(layout.sph_v)
+    return np.array(rot_q, dtype=int).reshape(-1, 4), np.array(rot_v, dtype=int).reshape(-1, 3)
+
+
 class StepError:
     """``q̄ ⊖ (q ⊕ v·dt)`` for one layout, its index arrays prepared once.
 
@@ -86,14 +100,7 @@ class StepError:
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        rot_q, rot_v = [], []
-        if layout.has_base:
-            rot_q.append(np.arange(3, 7))
-            rot_v.append(np.arange(3, 6))
-        rot_q += list(layout.sph_q)
-        rot_v += list(layout.sph_v)
-        self._rot_q = np.array(rot_q, dtype=int).reshape(-1, 4)
-        self._rot_v = np.array(rot_v, dtype=int).reshape(-1, 3)
+        self._rot_q, self._rot_v = rotation_indices(layout)
         self._base = layout.has_base
         self._identity = np.tile([0.0, 0.0, 0.0, 1.0], (len(self._rot_q), 1))
 
