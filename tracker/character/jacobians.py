@@ -82,9 +82,9 @@ def _point_jacobian(itab, ftab, q, nv, body, offset):
 
 
 @_jit
-def _com_jacobian(itab, ftab, q, nv):
+def _com_from_frames(itab, ftab, x, s, dof_body, nv):
+    """The centre of mass ``(3,)`` and its Jacobian ``(3, nv)`` from the frames of :func:`_frames`."""
     nb = itab.shape[0]
-    rl, rc, piv, x, s, dof_body = _frames(itab, ftab, q, nv)
     msub = np.empty(nb)
     h = np.empty((nb, 3))
     for b in range(nb):
@@ -113,6 +113,12 @@ def _com_jacobian(itab, ftab, q, nv):
     return com, jc
 
 
+@_jit
+def _com_jacobian(itab, ftab, q, nv):
+    rl, rc, piv, x, s, dof_body = _frames(itab, ftab, q, nv)
+    return _com_from_frames(itab, ftab, x, s, dof_body, nv)
+
+
 def com_and_point_jacobians(tree: RigidBodyTree, q: np.ndarray, bodies: np.ndarray) -> tuple:
     """:func:`com_jacobian` and :func:`point_jacobian` (at the bodies' centres of mass) of several
     bodies in one kinematics pass: ``(c (3,), J_c (3, nv), x (n, 3), J_lin (n, 3, nv), J_ang (n, 3, nv))``."""
@@ -124,33 +130,8 @@ def com_and_point_jacobians(tree: RigidBodyTree, q: np.ndarray, bodies: np.ndarr
 
 @_jit
 def _com_and_points(itab, ftab, q, nv, bodies):
-    nb = itab.shape[0]
     rl, rc, piv, x, s, dof_body = _frames(itab, ftab, q, nv)
-    msub = np.empty(nb)
-    h = np.empty((nb, 3))
-    for b in range(nb):
-        m = ftab[b, _M]
-        msub[b] = m
-        for i in range(3):
-            h[b, i] = m * x[b, i]
-    for b in range(nb - 1, 0, -1):
-        par = itab[b, 0]
-        msub[par] += msub[b]
-        for i in range(3):
-            h[par, i] += h[b, i]
-    total = msub[0]
-    com = np.empty(3)
-    for i in range(3):
-        com[i] = h[0, i] / total
-    jc = np.zeros((3, nv))
-    for k in range(nv):
-        b = dof_body[k]
-        m = msub[b]
-        e0, e1, e2 = h[b, 0] - m * x[0, 0], h[b, 1] - m * x[0, 1], h[b, 2] - m * x[0, 2]
-        a0, a1, a2 = s[k, 0], s[k, 1], s[k, 2]
-        jc[0, k] = (m * s[k, 3] + a1 * e2 - a2 * e1) / total
-        jc[1, k] = (m * s[k, 4] + a2 * e0 - a0 * e2) / total
-        jc[2, k] = (m * s[k, 5] + a0 * e1 - a1 * e0) / total
+    com, jc = _com_from_frames(itab, ftab, x, s, dof_body, nv)
     n = bodies.shape[0]
     xs = np.empty((n, 3))
     jl, ja = np.zeros((n, 3, nv)), np.zeros((n, 3, nv))
