@@ -17,27 +17,7 @@ from tracker.errors import BVHError
 from tracker.motion import bvh
 from tracker.motion.bvh import read_bvh_bytes
 
-GOOD = """HIERARCHY
-ROOT Hips
-{
-  OFFSET 0 0 0
-  CHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation
-  JOINT Leg
-  {
-    OFFSET 0 -90 0
-    CHANNELS 3 Zrotation Xrotation Yrotation
-    End Site
-    {
-      OFFSET 0 -80 0
-    }
-  }
-}
-MOTION
-Frames: 2
-Frame Time: 0.01
-0 95 0 0 0 0 0 0 0
-1 95 0 0 0 0 10 0 0
-"""
+from .test_bvh_errors import GOOD  # the two-joint file both suites mutate
 
 NO_CHANNELS = "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\n}\nMOTION\nFrames: {n}\nFrame Time: 0.01\n"
 
