@@ -32,6 +32,17 @@ def test_sample_hits_frames_exactly_and_interpolates_between():
     assert np.isclose(np.linalg.norm(q[3:7]), 1.0)
 
 
+def test_outside_the_clip_the_pose_is_held_and_still():
+    ref = retarget_parts("cmu_02_01_walk")[0]
+    end = (ref.n_frames - 1) / ref.fps
+    q, v = ref.sample(end)  # the last frame itself keeps its velocity
+    assert np.allclose(q, ref.q[-1]) and np.allclose(v, ref.v[-1]) and np.any(ref.v[-1] != 0)
+    q, v = ref.sample(end + 0.5)
+    assert np.allclose(q, ref.q[-1]) and not np.any(v)
+    q, v = ref.sample(-0.1)
+    assert np.allclose(q, ref.q[0]) and not np.any(v)
+
+
 def test_resample_keeps_duration_and_pose():
     ref = retarget_parts("cmu_02_01_walk")[0]
     r60 = ref.resample(60.0)

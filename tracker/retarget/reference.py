@@ -107,12 +107,21 @@ class Reference:
         return lay
 
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray]:
-        """``(q, v)`` at time ``t`` s (clamped to the clip): slerp for quaternions, linear otherwise."""
-        x = min(max(t * self.fps, 0.0), self.n_frames - 1.0)
+        """``(q, v)`` at time ``t`` s: slerp for quaternions, linear otherwise.
+
+        Outside the clip the pose is held (the first or last frame) and the velocity is zero:
+        a held pose does not move, and a servo aimed at the last frame's non-zero velocity
+        would drag the character on after the clip has ended.
+        """
+        raw = t * self.fps
+        x = min(max(raw, 0.0), self.n_frames - 1.0)
         i = min(int(np.floor(x)), self.n_frames - 1)
         alpha = x - i
         j = min(i + 1, self.n_frames - 1)
-        return self._interp_q(i, alpha), (1 - alpha) * self.v[i] + alpha * self.v[j]
+        q = self._interp_q(i, alpha)
+        if raw < -1e-6 or raw > self.n_frames - 1.0 + 1e-6:  # tolerance: t summed from steps
+            return q, np.zeros_like(self.v[i])
+        return q, (1 - alpha) * self.v[i] + alpha * self.v[j]
 
     def resample(self, fps: float) -> "Reference":
         """The same clip at another frame rate (duration kept, last frame clamped)."""
