@@ -89,4 +89,5 @@ def read_deepmimic(path: str | Path, model) -> Reference:
     fps = 1.0 / dt
     v = differentiate(lay, q, fps, sigma=0.0)
     return Reference(q, v, fps, tuple((s.name, s.kind) for s in lay.joints), model.name, str(path),
-                     {"convention": "deepmimic", "frames": len(q), "fps": fps, "loop": str(data.get("Loop", ""))})
+                     {"convention": "deepmimic", "frames": len(q), "fps": fps,
+                      "source_fps": fps, "source_frames": len(q), "dropped_frames": 0, "loop": str(data.get("Loop", ""))})

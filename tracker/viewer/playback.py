@@ -126,7 +126,7 @@ class LiveSession:
     def _diverged(self, reason: str) -> None:
         t = self.sim.t
         self.restart()
-        self.message = f"diverged at t = {t:.2f} s ({reason}); started again"
+        self.message = f"diverged at clip time {t:.2f} s ({reason}); started again"
 
     def restart(self) -> None:
         """Back to the start of the clip (balls removed, schedule reset)."""
