@@ -28,6 +28,11 @@ naming the file, the key path, the given value and what is allowed. Relative
 paths resolve against the config's folder; the YAML is read by
 :mod:`tracker.yamlsafe` (size, nesting and alias expansion bounded, a key
 given twice refused). Numbers have physical ranges, shown by ``--keys``.
+Times (``clip.start``, ``clip.end``, ``balls[i].impact_time``) are clip time
+(seconds from the first frame retargeting keeps) when given as numbers, and the
+clip file's own time when given as ``{file: S}`` or ``{file_frame: N}``
+(``file:S``, ``file_frame:N`` in ``--set``); :func:`resolve_times` converts
+them with the retargeter's map (:mod:`tracker.retarget.timing`) on load.
 ``--set KEY=VALUE`` overrides (:func:`apply_overrides`; ``balls.0.speed`` or
 ``balls[0].speed``, values in YAML, ``1e30`` a number) go through the same checks.
 """

@@ -423,7 +423,9 @@ def describe(cls: type, prefix: str = "") -> list[FieldDoc]:
             default = "" if dataclasses.is_dataclass(d) else _yaml_scalar(to_plain(d))
         else:
             default = "(required)"
-        type_text = _type_text(tp) + (" | {file: s} | {file_frame: n}" if f.metadata.get("time") else "")
+        type_text = _type_text(tp)
+        if f.metadata.get("time"):  # seconds of clip time, or the clip file's own time
+            type_text = type_text.replace("float", "clip time (s)") + " | {file: s} | {file_frame: n}"
         out.append(FieldDoc(key, type_text, default, f.metadata.get("unit", ""), f.metadata.get("help", ""),
                             range_text(f.metadata)))
         if dataclasses.is_dataclass(tp):
