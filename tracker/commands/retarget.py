@@ -105,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
         print("  glitches               none")
     if report.get("dropped_frames"):
         n = report["dropped_frames"]
-        print(f"  dropped                file frames 0-{n - 1} (added T-pose and blend): clip frame 0 = file frame {n}, "
+        span = "file frame 0" if n == 1 else f"file frames 0-{n - 1}"
+        print(f"  dropped                {span} (added T-pose and blend): clip frame 0 = file frame {n}, "
               f"clip time = (file frame - {n}) / {src_fps:.8g} s (the file's frame rate)")
     if args.out:
         print(f"wrote {args.out}")
