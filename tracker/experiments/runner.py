@@ -525,7 +525,8 @@ def _timed_sim(prep: Prepared, balls: bool, gui: bool, progress: bool, desc: str
         from tqdm import tqdm
 
         dur = cfg.duration if cfg.duration is not None else prep.reference.duration - cfg.clip.start
-        bar = tqdm(total=max(int(round(dur / cfg.sim.dt)), 0), unit="step", desc=desc, leave=False)
+        bar = tqdm(total=max(int(round(dur / cfg.sim.dt)), 0), unit="step", leave=False,
+                   desc=f"{desc}, clip time {cfg.clip.start:.2f}-{cfg.clip.start + dur:.2f} s")
 
         def on_step(_row: dict) -> None:
             bar.update(1)

@@ -386,7 +386,8 @@ class Simulation:
         if progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=n, unit="step", desc="simulating", leave=False)
+            bar = tqdm(total=n, unit="step", leave=False,
+                       desc=f"simulating clip time {self.opt.start:.2f}-{self.opt.start + n * dt:.2f} s")
         wall0 = time.perf_counter()
         try:
             for _ in range(n):
