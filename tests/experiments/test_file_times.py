@@ -202,3 +202,15 @@ def test_track_start_as_a_file_frame_equals_its_clip_time(capsys):
     assert main(["track", str(CATCH), "--start", repr((65 - 5) / fps), "--duration", "0.1", "--json"]) == 0
     b = json.loads(capsys.readouterr().out)
     assert a["joint_error_mean_rad"] == b["joint_error_mean_rad"] and a["steps"] == b["steps"]
+
+
+def test_a_deepmimic_file_has_file_frames_too_whatever_the_model():
+    import pybullet_data
+
+    from tracker.retarget.timing import clip_timing
+
+    path = Path(pybullet_data.getDataPath()) / "data" / "motions" / "humanoid3d_walk.txt"
+    ref = load_clip_reference(path, model="deepmimic")
+    timing = clip_timing(path)
+    assert (timing.file_fps, timing.file_frames, timing.first_file_frame) == (ref.fps, ref.n_frames, 0)
+    assert timing.resolve("file_frame", 3) == 3 / ref.fps

@@ -141,10 +141,15 @@ def _clip_timing(path: str, mtime: float, drop_tpose: bool) -> ClipTiming:
     if path.endswith((".yaml", ".yml")):
         raise RetargetError(f"{path}: a keyframe or pose file has no file frames; give its times in seconds "
                             "(its own times are clip times)")
-    if path.endswith(".npz") or is_deepmimic_file(path):
-        from tracker.retarget import load_clip_reference
+    if is_deepmimic_file(path):  # no frames dropped
+        from tracker.retarget.deepmimic import deepmimic_timing
 
-        ref = load_clip_reference(path)
+        fps, frames = deepmimic_timing(path)
+        return ClipTiming(fps, frames, 0)
+    if path.endswith(".npz"):
+        from tracker.retarget.reference import Reference
+
+        ref = Reference.load(path)
         timing = ClipTiming.from_quality(ref.quality)
         if timing is None:
             raise RetargetError(f"{path}: this reference does not record its source file's frames (saved by an "
