@@ -214,3 +214,13 @@ def test_a_deepmimic_file_has_file_frames_too_whatever_the_model():
     timing = clip_timing(path)
     assert (timing.file_fps, timing.file_frames, timing.first_file_frame) == (ref.fps, ref.n_frames, 0)
     assert timing.resolve("file_frame", 3) == 3 / ref.fps
+
+
+def test_a_run_refuses_file_times_resolved_with_another_map_than_its_references(tmp_path):
+    from tracker.errors import ConfigError
+
+    cfg = load_config(write(tmp_path, "x", CATCH, "{file_frame: 41}"))
+    cfg.file_times["balls.0.impact_time"]["timing"] = {**cfg.file_times["balls.0.impact_time"]["timing"],
+                                                      "first_file_frame": 0}  # as if the file had changed since
+    with pytest.raises(ConfigError, match="balls.0.impact_time: given as {file_frame: 41}, but the clip's file frames"):
+        build(cfg)
