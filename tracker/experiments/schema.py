@@ -293,7 +293,7 @@ class FileTime:
 
     def text(self) -> str:
         """The spelling a config uses: ``{file_frame: 96}``."""
-        return f"{{{self.base}: {self.value!r}}}" if self.base == "file_frame" else f"{{{self.base}: {self.value:g}}}"
+        return f"{{{self.base}: {self.value!r}}}"
 
 
 def _time(value: dict | str, ctx: Context, key: str, meta: typing.Mapping) -> float | FileTime:

@@ -70,7 +70,7 @@ class ClipTiming:
     def describe(self) -> str:
         """One phrase: ``clip time 0 = file frame 4 (file frames 0-3 dropped), 120 fps``."""
         f0 = self.first_file_frame
-        dropped = ("" if f0 == 0 else f" (file frame 0 dropped)" if f0 == 1
+        dropped = ("" if f0 == 0 else " (file frame 0 dropped)" if f0 == 1
                    else f" (file frames 0-{f0 - 1} dropped)")
         return f"clip time 0 = file frame {f0}{dropped}, {self.file_fps:.8g} fps"
 
