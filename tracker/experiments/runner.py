@@ -514,6 +514,7 @@ def baseline_key(cfg: ExperimentConfig) -> str:
 
     plain = cfg.replace(name="run", description="", balls=[], schedule=ScheduleConfig(), impact=ImpactConfig(),
                         outputs=OutputsConfig())
+    object.__setattr__(plain, "file_times", {})  # how times were spelled does not change the run
     return dump_config(plain) + f"# clip mtime {os.path.getmtime(cfg.clip.path)}"
 
 
