@@ -133,13 +133,13 @@ BROKEN = {
     "ball without impact time": (
         "clip: {path: clip.bvh}\nballs: [{preset: soccer, target_link: chest, speed: 3}]\n", [],
         "{f}: balls.0.impact_time: missing required key (clip time at which the ball meets the link's reference "
-        "position)"),
+        "position; or {file: s} / {file_frame: n} in the clip file)"),
     "impact after the run ends": (
         f"clip: {{path: clip.bvh}}\nsim: {{duration: 0.5}}\nballs: [{BALL}}}]\n", [],
         "{f}: balls.0.impact_time: is after the run ends (at 0.5 s: clip.start + the duration), got 1"),
     "a launch that cannot be made": (
         "clip: {path: clip.bvh}\nballs: [{preset: soccer, target_link: chest, impact_time: 1.5, speed: 2}]\n", [],
-        "{f}: balls.0: launch of soccer at chest (impact at t = 1.500 s): a ball at 2 m/s cannot fly 0.60 s from "
+        "{f}: balls.0: launch of soccer at chest (impact at t = 1.500 s clip time): a ball at 2 m/s cannot fly 0.60 s from "
         "1.5 m high to the target; raise the speed, shorten flight_time or give a direction"),
     "odd video size": (
         "clip: {path: clip.bvh}\noutputs: {video_size: [641, 360]}\n", [],

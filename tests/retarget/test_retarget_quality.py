@@ -48,6 +48,9 @@ def test_stance_feet_touch_the_floor_in_every_contact_frame(clip_name):
     for k, foot in enumerate(("left_foot", "right_foot")):
         low = kin.lowest_point(ref.q[ref.contacts[:, k]], [foot])
         assert np.abs(low).max() <= 0.012, (foot, np.abs(low).max())
+        # and never sinks into it: a stance foot whose ankle is at its limit needs the sole-height
+        # refinement run to convergence (three passes left CMU 10_01's left sole 5 mm under)
+        assert low.min() >= -0.002, (foot, low.min())
 
 
 def test_feet_slide_no_more_than_the_source_in_contact_frames(clip_name):

@@ -140,7 +140,7 @@ def test_divergence_restarts_and_says_why(session):
     session.sim.step = blow_up
     assert session.step() is None
     assert session.t == 0.0 and session.loops == 1
-    assert session.message == f"diverged at t = 0.20 s (a joint spins at {spin:.0f} rad/s); started again"
+    assert session.message == f"diverged at clip time 0.20 s (a joint spins at {spin:.0f} rad/s); started again"
 
 
 def test_a_live_run_refuses_what_it_cannot_do(session):

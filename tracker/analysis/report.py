@@ -42,25 +42,40 @@ def _direction(d) -> str:
     return f"({x:+.2f}, {y:+.2f}, {z:+.2f}), {elevation:+.0f}° up"
 
 
-def ball_table(cfg, balls: list) -> list[str]:
-    """One markdown table row per ball: aim, timing, links, exit velocity, outcome."""
+def clip_time_text(t, timing: dict | None = None) -> str:
+    """A clip time as ``0.792 s`` plus, when the clip's file timing is known, its file frame
+    (``0.792 s (file frame 96)``; ``≈`` between frames)."""
+    if t is None:
+        return "—"
+    text = f"{t:.3f} s"
+    if timing:
+        frame = t * timing["file_fps"] + timing["first_file_frame"]
+        near = round(frame)
+        text += f" (file frame {near})" if abs(frame - near) < 1e-3 else f" (file frame ≈{frame:.1f})"
+    return text
+
+
+def ball_table(cfg, balls: list, timing: dict | None = None) -> list[str]:
+    """One markdown table row per ball: aim, timing, links, exit velocity, outcome.
+
+    Times are clip time; ``timing`` (the metrics' ``clip_timing``) adds their file frames."""
     rows = [b for b in balls if isinstance(b, dict)]
     if not rows:
         return []
     out = ["### Balls", "",
-           "| ball | target link | planned time | first contact | links touched | exit speed | exit direction "
-           "| outcome | at the end |",
+           "| ball | target link | planned time (clip time) | first contact (clip time) | links touched | exit speed "
+           "| exit direction | outcome | at the end |",
            "|---|---|---:|---|---|---:|---|---|---|"]
     for i, b in enumerate(rows):
         preset = cfg.balls[i].preset if i < len(cfg.balls) else b.get("name", "")
         first = b.get("first_contact_time")
-        contact = "none" if first is None else f"{b.get('first_contact_link')} at {first:.3f} s"
+        contact = "none" if first is None else f"{b.get('first_contact_link')} at {clip_time_text(first, timing)}"
         links = ", ".join(b.get("links") or []) or "—"
         fate = b.get("outcome") or ("caught" if b.get("caught") else "")
         end = "on the ground" if b.get("on_ground") else "in the air"
         if b.get("caught"):
             end = f"held {b.get('held_time', 0.0):.2f} s"
-        out.append(f"| {i}: {preset} | {b.get('target_link', '—')} | {_num(b.get('planned_impact_time'), 's')} "
+        out.append(f"| {i}: {preset} | {b.get('target_link', '—')} | {clip_time_text(b.get('planned_impact_time'), timing)} "
                    f"| {contact} | {links} | {_num(b.get('exit_speed'), 'm/s')} "
                    f"| {_direction(b.get('exit_direction'))} | {fate or '—'} | {end} |")
     return out + [""]
@@ -79,18 +94,28 @@ def report_markdown(cfg, metrics: dict, files: dict[str, str]) -> str:
     if g.scale != 1:
         gains += f", ×{g.scale:g}"
     dur = cfg.duration
+    timing = metrics.get("clip_timing")
+    given = getattr(cfg, "file_times", {}) or {}
+
+    def ball_time(i: int, b) -> str:
+        g = given.get(f"balls.{i}.impact_time")
+        return f"clip time {clip_time_text(b.impact_time, timing)}" + (f", given as {g['given']}" if g else "")
+
     lines += [
         "## Setup", "",
         "| | |", "|---|---|",
         f"| model | {cfg.model if '/' not in cfg.model else Path(cfg.model).name} |",
-        f"| clip | `{Path(cfg.clip.path).name}` from {cfg.clip.start:g} s |",
+        f"| clip | `{Path(cfg.clip.path).name}` from clip time {clip_time_text(cfg.clip.start, timing)}"
+        + (f", given as {given['clip.start']['given']}" if "clip.start" in given else "") + " |",
+        *([f"| clip time | 0 = file frame {timing['first_file_frame']} of the file "
+           f"({timing['file_fps']:.8g} fps); every time below is clip time |"] if timing else []),
         f"| controller | {cfg.controller.name}, target velocity {cfg.controller.target_velocity} |",
         f"| gains | {gains}, kd {g.kd_mode} |",
         f"| root | {cfg.root.mode} |",
         f"| time step | {cfg.sim.dt:.6g} s ({1 / cfg.sim.dt:.4g} Hz) |",
         f"| simulated | {_num(metrics.get('sim_time_s'), 's')} ({metrics.get('steps', 0)} steps"
         f"{'' if dur is None else f' of {round(dur / cfg.sim.dt)}'}) |",
-        f"| balls | {len(cfg.balls)}{'' if not cfg.balls else ': ' + ', '.join(f'{b.preset} at {b.target_link} {b.speed:g} m/s, t = {b.impact_time:g} s' for b in cfg.balls)} |",
+        f"| balls | {len(cfg.balls)}{'' if not cfg.balls else ': ' + ', '.join(f'{b.preset} at {b.target_link} {b.speed:g} m/s, {ball_time(i, b)}' for i, b in enumerate(cfg.balls))} |",
         f"| gain schedule | {'on: k_r ' + (f'{cfg.schedule.k_r:g}' if cfg.schedule.k_r is not None else f'{cfg.schedule.k_r_ratio:g}·k_t') + f', t_e {cfg.schedule.t_e:g} s, t_f {cfg.schedule.t_f:g} s, {cfg.schedule.scope}' if cfg.schedule.enabled else 'off'} |",
         "",
         "## Tracking", "",
@@ -109,14 +134,14 @@ def report_markdown(cfg, metrics: dict, files: dict[str, str]) -> str:
         lines += [
             "## Impact response (against the same run without balls)", "",
             "| metric | value |", "|---|---:|",
-            f"| contact events | {imp.get('impacts', 0)} (first at {_num(imp.get('first_impact_s'), 's')}) |",
-            f"| peak deviation | {_num(imp.get('peak_deviation_rad'), 'rad')} at {_num(imp.get('peak_time_s'), 's')} |",
+            f"| contact events | {imp.get('impacts', 0)} (first at clip time {clip_time_text(imp.get('first_impact_s'), timing)}) |",
+            f"| peak deviation | {_num(imp.get('peak_deviation_rad'), 'rad')} at clip time {clip_time_text(imp.get('peak_time_s'), timing)} |",
             f"| peak root deviation | {_num(imp.get('peak_root_deviation_m'), 'cm', 100)} |",
             f"| time to recover (< {imp.get('recover_threshold_rad')} rad for {imp.get('recover_hold_s')} s) | "
             f"{_num(imp.get('time_to_recover_s'), 's') if imp.get('recovered') else 'not recovered'} |",
             "",
         ]
-        lines += ball_table(cfg, imp.get("balls") or [])
+        lines += ball_table(cfg, imp.get("balls") or [], timing)
     plots = [k for k in PLOT_TITLES if k in files]
     if plots or "video" in files:
         lines += ["## Plots", ""]

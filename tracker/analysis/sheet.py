@@ -127,7 +127,10 @@ def contact_sheet(
             ax.set_yticks([])
             if row == 0:
                 down = "+".join(x for x, o in zip("LR", on) if o) or "none"
-                ax.set_title(f"t = {fr / ref.fps:.2f} s  [{down}]", fontsize=9)
+                timing = ref.timing  # clip time, and the file frame it came from
+                where = "" if timing is None else \
+                    f"\nfile frame {round(fr / ref.fps * timing.file_fps) + timing.first_file_frame}"
+                ax.set_title(f"clip t = {fr / ref.fps:.2f} s  [{down}]{where}", fontsize=9)
             if col == 0:
                 ax.set_ylabel(label)
     strip = fig.add_subplot(grid[2, :])

@@ -59,3 +59,27 @@ def parse_dt(text: str) -> float:
     if value > MAX_DT:
         raise argparse.ArgumentTypeError(f"time step {text} s is over {MAX_DT} s; use e.g. 1/30 or 1/60")
     return value
+
+
+def clip_or_file_time(text: str) -> tuple[str, float]:
+    """A point in time: ``1.25`` or ``clip:1.25`` (clip time, s), ``file:1.60`` (seconds in the clip
+    file) or ``file_frame:96`` (a 0-based frame of the file); ``(base, value)``, resolved to clip
+    time by whoever has the clip (:meth:`tracker.retarget.timing.ClipTiming.resolve`)."""
+    base, sep, number = text.partition(":")
+    base = base.strip() if sep else "clip"
+    number = number if sep else text
+    if base not in ("clip", "file", "file_frame"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected seconds of clip time, file:SECONDS (file time) or "
+                                         "file_frame:N (a frame of the file)")
+    if base == "file_frame":
+        try:
+            frame = int(number.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: file_frame needs a whole number") from None
+        if frame < 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: file_frame must be >= 0")
+        return base, frame
+    value = _number(number, "time")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be >= 0")
+    return base, value

@@ -191,6 +191,8 @@ def format_text(info: dict[str, Any]) -> str:
                      else f"{e['height_m'] * 100:.1f} cm above the floor")
             lines.append(f"  {e['effector']:<11}{e['kind']:<12}{e['file_frame']:>11}{e['file_time_s']:>12.4f}"
                          f"{e['clip_time_s']:>12.4f}  {value}")
+        lines.append("  (in an experiment file a time is clip time, or e.g. impact_time: {file_frame: N} for a "
+                     "file frame)")
     return "\n".join(lines)
 
 

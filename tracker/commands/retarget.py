@@ -59,12 +59,19 @@ def run(args: argparse.Namespace) -> int:
         json.dump(report, sys.stdout, indent=2)
         print()
         return 0
+    src_fps = report.get("source_fps", report["fps"])  # the quality numbers' frames are the source's
+    dropped = report.get("dropped_frames", 0)
+
+    def when(clip_frame: int) -> str:
+        return (f"clip frame {clip_frame} = clip time {clip_frame / src_fps:.3f} s = file frame "
+                f"{clip_frame + dropped}")
+
     print(f"{Path(args.file).name} -> {ref.model}  (convention {report['convention']}, "
           f"{report['frames']} frames at {report['fps']:.3f} fps, scale {report['scale']:.3f})")
     print(f"  bone direction cosine  mean {report['bone_cos_mean']:.4f}  min {report['bone_cos_min']:.4f} "
-          f"({report['bone_cos_min_link']} at clip frame {report['bone_cos_min_frame']})")
+          f"({report['bone_cos_min_link']} at {when(report['bone_cos_min_frame'])})")
     worst = sorted(report["bones"].items(), key=lambda kv: kv[1]["cos_min"])[:3]
-    print("  weakest bones          " + ", ".join(f"{k} {v['cos_min']:.3f} (frame {v['cos_min_frame']})" for k, v in worst))
+    print("  weakest bones          " + ", ".join(f"{k} {v['cos_min']:.3f} (clip frame {v['cos_min_frame']})" for k, v in worst))
     print(f"  end-effector error     mean {report['ee_error_mean_m'] * 100:.1f} cm  ("
           + ", ".join(f"{k} {v * 100:.1f}" for k, v in report["ee_error"].items()) + ")")
     off = {k: v for k, v in report.get("segment_ratios", {}).items() if abs(v - 1) > 0.08}
@@ -73,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
               + ", ".join(f"{k} {v:.2f}" for k, v in off.items())
               + (" -- these put the end effectors off; --model fit matches them" if report["ee_error_mean_m"] > 0.03 else ""))
     by_foot = report["contact_frames_by_foot"]
-    print(f"  foot contacts          {report['contact_frames']} of {report['frames']} frames "
+    n_src = report["source_frames"] - dropped if "source_frames" in report else report["frames"]  # before --fps
+    print(f"  foot contacts          {report['contact_frames']} of {n_src} clip frames at the source's rate "
           f"(left {by_foot['left_foot']}, right {by_foot['right_foot']})")
     print(f"  foot float             median {report['foot_float_median_m'] * 1000:.1f} mm (lower foot over contact frames), "
           f"stance feet p95 {report['contact_height_p95_m'] * 1000:.1f} mm")
@@ -91,14 +99,15 @@ def run(args: argparse.Namespace) -> int:
     if glitches:
         verb = "repaired" if report.get("glitches_repaired", True) else "kept (--no-repair)"
         spans = [f"{g['joint']} file frame {g['file_frames'][0]}" + (f"-{g['file_frames'][-1]}" if len(g["file_frames"]) > 1 else "")
-                 + f" ({g['jump_deg']:.0f} deg)" for g in glitches[:8]]
+                 + f" (clip time {g['clip_times_s'][0]:.3f} s, {g['jump_deg']:.0f} deg)" for g in glitches[:8]]
         print(f"  glitches               {len(glitches)} {verb}: " + "; ".join(spans) + (" ..." if len(glitches) > 8 else ""))
     else:
         print("  glitches               none")
     if report.get("dropped_frames"):
         n = report["dropped_frames"]
-        print(f"  dropped                file frames 0-{n - 1} (added T-pose and blend): clip frame 0 = file frame {n}, "
-              f"clip time = (file frame - {n}) / {report['fps']:.6g} s")
+        span = "file frame 0" if n == 1 else f"file frames 0-{n - 1}"
+        print(f"  dropped                {span} (added T-pose and blend): clip frame 0 = file frame {n}, "
+              f"clip time = (file frame - {n}) / {src_fps:.8g} s (the file's frame rate)")
     if args.out:
         print(f"wrote {args.out}")
     if args.sheet:

@@ -101,7 +101,8 @@ def summary_text(result) -> str:
     rec = result.recording
     sim_time = rec.n_steps * rec.dt
     lines = [f"{cfg.name}: {cfg.controller.name}, dt = {cfg.sim.dt:.5g} s, root {cfg.root.mode}, "
-             f"{rec.n_steps} steps ({sim_time:.2f} s simulated in {t.get('sim_s', 0):.2f} s)"]
+             f"{rec.n_steps} steps ({sim_time:.2f} s simulated from clip time {cfg.clip.start:.3f} s in "
+             f"{t.get('sim_s', 0):.2f} s)"]
     lines.append(f"  joint error  mean {m.get('joint_error_mean_rad', float('nan')):.4f} rad  "
                  f"max {m.get('joint_error_max_rad', float('nan')):.4f} rad;  end effectors "
                  f"{m.get('ee_error_mean_m', float('nan')) * 100:.2f} cm")
@@ -115,8 +116,10 @@ def summary_text(result) -> str:
     for k, ball in enumerate((imp or {}).get("balls", [])):
         planned = cfg.balls[k].impact_time if k < len(cfg.balls) else None
         first = ball.get("first_contact_time")
-        where = (f"first contact {ball.get('first_contact_link')} at {first:.3f} s"
-                 + (f" (planned {planned:.3f} s)" if planned is not None else "")) if first is not None else "no contact"
+        given = cfg.file_times.get(f"balls.{k}.impact_time")
+        plan = "" if planned is None else f" (planned {planned:.3f} s" + (f", given as {given['given']})" if given else ")")
+        where = (f"first contact {ball.get('first_contact_link')} at clip time {first:.3f} s{plan}"
+                 if first is not None else "no contact")
         fate = ball.get("outcome") or ("caught" if ball.get("caught") else "")
         fate += "; on the ground at the end" if ball.get("on_ground") else "; in the air at the end"
         exit_speed = ball.get("exit_speed")
@@ -126,7 +129,7 @@ def summary_text(result) -> str:
         lines.append(f"  DIVERGED: {rec.message} (the result folder holds what ran before)")
     fell = rec.meta.get("fell_at")
     if fell is not None:
-        lines.append(f"  FELL at t = {fell:.3f} s (free root below half its reference height)")
+        lines.append(f"  FELL at t = {fell:.3f} s clip time (free root below half its reference height)")
     if result.baseline is not None and result.baseline.diverged:
         lines.append(f"  the ball-free baseline DIVERGED: {result.baseline.message}")
     lines.append(f"wrote {result.folder}/ ({', '.join(sorted(result.files.values()))})")

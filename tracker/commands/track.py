@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from tracker.commands._args import non_negative_float, parse_dt, positive_float
+from tracker.commands._args import clip_or_file_time, parse_dt, positive_float
 
 __all__ = ["add_parser", "parse_dt", "run"]
 
@@ -43,11 +43,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="timed_pd: the inertia its gains are computed from (default full)")
     p.add_argument("--duration", type=positive_float, default=None,
                    help="seconds to simulate (> 0, within the clip; default: to the clip's end)")
-    p.add_argument("--start", type=non_negative_float, default=0.0, help="clip time to start at, s (before the clip's end)")
+    p.add_argument("--start", type=clip_or_file_time, default=("clip", 0.0), metavar="TIME",
+                   help="where to start (before the clip's end): clip time in s (default 0), or file:SECONDS / "
+                        "file_frame:N in the clip file (before a dropped T-pose is refused)")
     p.add_argument("--out", default=None, help="write metrics.json and recording.npz to this folder")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.set_defaults(func=run)
+
+
+def _start(start: tuple[str, float], ref, name: str) -> float:
+    """``--start`` in clip time, through the reference's own file-to-clip map."""
+    from tracker.errors import ConfigError
+
+    base, value = start
+    if base == "clip":
+        return float(value)
+    shown = f"{base}:{value:g}"
+    timing = ref.timing
+    if timing is None:
+        raise ConfigError(f"--start {shown}: {name} does not record its source file's frames; give clip time")
+    try:
+        return timing.resolve(base, value, name, "")
+    except ValueError as exc:
+        raise ConfigError(f"--start {shown}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(spec)
     ref = load_clip_reference(args.clip, model=spec)
     name = Path(args.clip).name
+    args.start = _start(args.start, ref, name)
     if args.start + args.dt > ref.duration + 1e-9:
         raise ConfigError(f"--start {args.start:g}: the clip {name} ends at {ref.duration:.3f} s; start at least "
                           f"one step (dt = {args.dt:.4g} s) before that")
@@ -119,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         print()
     else:
         print(f"{name}: {args.controller}, dt = {args.dt:.5f} s, root {args.root}, {rec.n_steps} steps "
-              f"({rec.n_steps * rec.dt:.2f} s simulated in {wall:.2f} s, {metrics['realtime_factor']:.1f}x real time)")
+              f"({rec.n_steps * rec.dt:.2f} s simulated from clip time {args.start:.3f} s in {wall:.2f} s, {metrics['realtime_factor']:.1f}x real time)")
         print(f"  joint error  mean {metrics['joint_error_mean_rad']:.4f} rad  max {metrics['joint_error_max_rad']:.4f} rad")
         print(f"  root error   mean {metrics['root_error_mean_m'] * 100:.2f} cm;  end effectors "
               f"{metrics.get('ee_error_mean_m', float('nan')) * 100:.2f} cm")
@@ -131,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         if rec.diverged:
             print(f"  DIVERGED: {rec.message}")
         if fell is not None:
-            print(f"  FELL at t = {fell:.3f} s (the free root dropped below half its reference height)")
+            print(f"  FELL at t = {fell:.3f} s clip time (the free root dropped below half its reference height)")
         if args.out:
             print(f"wrote {args.out}/metrics.json and recording.npz")
     from tracker.cli import EXIT_DIVERGED, EXIT_FELL, EXIT_OK

@@ -28,6 +28,11 @@ naming the file, the key path, the given value and what is allowed. Relative
 paths resolve against the config's folder; the YAML is read by
 :mod:`tracker.yamlsafe` (size, nesting and alias expansion bounded, a key
 given twice refused). Numbers have physical ranges, shown by ``--keys``.
+Times (``clip.start``, ``clip.end``, ``balls[i].impact_time``) are clip time
+(seconds from the first frame retargeting keeps) when given as numbers, and the
+clip file's own time when given as ``{file: S}`` or ``{file_frame: N}``
+(``file:S``, ``file_frame:N`` in ``--set``); :func:`resolve_times` converts
+them with the retargeter's map (:mod:`tracker.retarget.timing`) on load.
 ``--set KEY=VALUE`` overrides (:func:`apply_overrides`; ``balls.0.speed`` or
 ``balls[0].speed``, values in YAML, ``1e30`` a number) go through the same checks.
 """
@@ -44,8 +49,8 @@ from typing import Any, Literal
 import yaml
 
 from tracker.errors import ConfigError, ModelError, TrackerError
-from tracker.experiments.schema import (REQUIRED, Context, describe, expand_user, is_file, parse, setting, show,
-                                        to_plain)
+from tracker.experiments.schema import (REQUIRED, Context, FileTime, describe, expand_user, is_file, parse, setting,
+                                        show, to_plain)
 
 ControllerName = Literal["spd", "pd", "native", "keyframe_spd", "keyframe_pd", "analytic_pd", "timed_pd", "vt"]
 RootModeName = Literal["anchored", "kinematic", "free"]
@@ -60,9 +65,10 @@ class ClipConfig:
     joint_map: str | None = setting(None, "joint map: a built-in name or a YAML file; null: detect from joint names")
     ik: Literal["off", "feet", "hands", "both"] = setting("off", "correct feet and/or hands by IK when retargeting")
     fps: float | None = setting(None, "resample the reference to this rate; null: keep the clip's", unit="Hz", gt=0, le=10000)
-    start: float = setting(0.0, "clip time at which the run starts", unit="s", ge=0, le=86400)
-    end: float | None = setting(None, "clip time at which the run stops; null: the clip's end", unit="s", gt=0,
-                                le=86400)
+    start: float = setting(0.0, "when the run starts: clip time, or {file: s} / {file_frame: n} in the file",
+                           unit="s", ge=0, le=86400, time=True)
+    end: float | None = setting(None, "when the run stops (clip time, or {file: s} / {file_frame: n}); null: the "
+                                "clip's end", unit="s", gt=0, le=86400, time=True)
     keep_first_frame: bool = setting(False, "keep an added T-pose first frame (dropped by default when the pose jumps)")
 
 
@@ -208,8 +214,8 @@ class BallConfig:
 
     preset: str = setting(REQUIRED, "ball preset name (soccer, volleyball, basketball...)")
     target_link: str = setting(REQUIRED, "character link the ball must meet")
-    impact_time: float = setting(REQUIRED, "clip time at which the ball meets the link's reference position",
-                                 unit="s", ge=0, le=86400)
+    impact_time: float = setting(REQUIRED, "clip time at which the ball meets the link's reference position; or "
+                                 "{file: s} / {file_frame: n} in the clip file", unit="s", ge=0, le=86400, time=True)
     speed: float = setting(REQUIRED, "approach speed at impact (0: a stationary ball in the link's path)",
                            unit="m/s", ge=0, le=100)
     direction: tuple[float, float, float] | None = setting(
@@ -260,11 +266,15 @@ class ExperimentConfig:
     outputs: OutputsConfig = setting(OutputsConfig(), "result files")
     #: The file it was read from (for messages; not a key of the file).
     source: str = dataclasses.field(default="", init=False, compare=False, repr=False)
+    #: Times the file gave in file time, by key path (``balls.0.impact_time``): how they were given
+    #: and the clip time they became (:func:`resolve_times`); the keys themselves hold clip time.
+    file_times: dict = dataclasses.field(default_factory=dict, init=False, compare=False, repr=False)
 
     def replace(self, **changes) -> ExperimentConfig:
-        """A copy with some sections replaced (the source file is kept)."""
+        """A copy with some sections replaced (the source file and the file times are kept)."""
         new = dataclasses.replace(self, **changes)
         object.__setattr__(new, "source", self.source)
+        object.__setattr__(new, "file_times", self.file_times)
         return new
 
     @property
@@ -428,8 +438,62 @@ def config_from_data(raw: Any, source: str | Path, overrides: Sequence[str | tup
     if not cfg.name:
         stem = "".join(c if (c.isascii() and (c.isalnum() or c in "._-")) else "_" for c in source.stem)
         cfg = cfg.replace(name=stem or "run")
+    cfg = resolve_times(cfg, ctx)
     _check_relations(cfg, ctx)
     return _check_names(cfg, ctx)
+
+
+def time_keys(cfg: ExperimentConfig) -> list[tuple[str, Any]]:
+    """``(key path, value)`` of every point in time of the config (the ``time=True`` fields)."""
+    out: list[tuple[str, Any]] = [("clip.start", cfg.clip.start), ("clip.end", cfg.clip.end)]
+    out += [(f"balls.{i}.impact_time", b.impact_time) for i, b in enumerate(cfg.balls)]
+    return out
+
+
+def resolve_times(cfg: ExperimentConfig, ctx: Context) -> ExperimentConfig:
+    """Turn the times given in file time (:class:`FileTime`) into clip time.
+
+    The map is the retargeter's own (:func:`tracker.retarget.timing.clip_timing`: the file's
+    frame rate and the added T-pose it drops, unless ``clip.keep_first_frame``); resampling
+    (``clip.fps``) and the time step do not change it. ``cfg.file_times`` records each one.
+
+    Raises:
+        ConfigError: naming the key, for a time inside the dropped frames or after the clip's
+            last frame, or a clip file without frames of its own.
+    """
+    given = [(k, v) for k, v in time_keys(cfg) if isinstance(v, FileTime)]
+    if not given:
+        return cfg
+    from tracker.errors import RetargetError
+    from tracker.retarget.timing import clip_timing
+
+    try:
+        timing = clip_timing(cfg.clip.path, drop_tpose=not cfg.clip.keep_first_frame)
+    except RetargetError as exc:
+        raise ctx.error(given[0][0], f"{given[0][1].text()}: {exc}") from None
+    name = Path(cfg.clip.path).name
+    resolved: dict[str, float] = {}
+    records: dict[str, dict] = {}
+    for key, spec in given:
+        try:
+            clip_t = timing.resolve(spec.base, spec.value, name,
+                                    "" if cfg.clip.keep_first_frame else "clip.keep_first_frame: true")
+        except ValueError as exc:
+            raise ctx.error(key, str(exc)) from None
+        resolved[key] = clip_t
+        file_t = timing.file_time_of_clip_time(clip_t)
+        records[key] = {"given": spec.text(), "clip_time_s": clip_t, "file_time_s": file_t,
+                        "file_frame": file_t * timing.file_fps, "timing": timing.to_dict()}
+        ctx.notes[key] = f"given as {spec.text()}, clip time {clip_t:.6g} s"
+    clip = cfg.clip
+    if "clip.start" in resolved or "clip.end" in resolved:
+        clip = dataclasses.replace(clip, start=resolved.get("clip.start", clip.start),
+                                   end=resolved.get("clip.end", clip.end))
+    balls = [dataclasses.replace(b, impact_time=resolved[f"balls.{i}.impact_time"])
+             if f"balls.{i}.impact_time" in resolved else b for i, b in enumerate(cfg.balls)]
+    out = cfg.replace(clip=clip, balls=balls)
+    object.__setattr__(out, "file_times", records)
+    return out
 
 
 def _check_relations(cfg: ExperimentConfig, ctx: Context) -> None:
@@ -557,6 +621,10 @@ def config_to_data(cfg: ExperimentConfig) -> dict:
 def dump_config(cfg: ExperimentConfig, header: str = "") -> str:
     """The resolved config as YAML text that :func:`load_config` accepts again."""
     text = yaml.safe_dump(config_to_data(cfg), sort_keys=False, default_flow_style=None, width=100)
+    if cfg.file_times:  # the keys hold clip time; say how the file gave them
+        notes = [f"{key}: given as {r['given']} (file frame {r['file_frame']:.6g}, file time {r['file_time_s']:.6g} s) "
+                 f"= clip time {r['clip_time_s']:.6g} s" for key, r in cfg.file_times.items()]
+        header = "\n".join(([header] if header else []) + ["Times are clip time (s); given in file time:"] + notes)
     if header:
         text = "".join(f"# {line}\n" for line in header.splitlines()) + text
     return text

@@ -108,6 +108,7 @@ def build(cfg: ExperimentConfig) -> Prepared:
     clip = cfg.clip
     ref = _reference(cfg.model, clip.path, os.path.getmtime(clip.path), clip.joint_map, clip.ik, clip.fps,
                      clip.keep_first_frame)
+    _check_file_times(cfg, ref)
     if clip.start >= ref.duration:
         raise ConfigError(f"{cfg.source or cfg.name}: clip.start: must be before the end of the clip "
                           f"{Path(clip.path).name} ({ref.duration:.3f} s), got {clip.start:g}")
@@ -124,6 +125,17 @@ def build(cfg: ExperimentConfig) -> Prepared:
     launches = launches_of(cfg)
     _plan(launches, ref, model, cfg)  # an impossible launch fails before any file is written
     return Prepared(cfg, model, ref, opt, gains, launches)
+
+
+def _check_file_times(cfg: ExperimentConfig, ref) -> None:
+    """Times given in file time were turned into clip time with the map the reference was made with."""
+    for key, record in cfg.file_times.items():
+        timing = getattr(ref, "timing", None)
+        if timing is None or timing.to_dict() != record["timing"]:
+            raise ConfigError(f"{cfg.source or cfg.name}: {key}: given as {record['given']}, but the clip's file "
+                              f"frames map to clip time differently now ({record['timing']} when the config was "
+                              f"read, {None if timing is None else timing.to_dict()} in the reference); read the "
+                              "config again")
 
 
 def controller_options(cfg: ExperimentConfig) -> tuple[tuple[str, Any], ...]:
@@ -347,6 +359,11 @@ def compute_metrics(prep: Prepared, rec, baseline, ball_outcome: dict) -> dict:
     m = tracking_metrics(rec, prep.model.kinematics(), end_effectors=dict(prep.model.end_effectors))
     m.update(name=cfg.name, status=rec.status, message=rec.message,
              controller=cfg.controller.name, dt=cfg.sim.dt, root=cfg.root.mode)
+    timing = getattr(prep.reference, "timing", None)
+    if timing is not None:  # times in the metrics are clip time; this maps them to the file's frames
+        m["clip_timing"] = timing.to_dict()
+    if cfg.file_times:
+        m["file_times"] = cfg.file_times
     if baseline is not None:
         from tracker.analysis.impact import impact_response
 
@@ -497,6 +514,7 @@ def baseline_key(cfg: ExperimentConfig) -> str:
 
     plain = cfg.replace(name="run", description="", balls=[], schedule=ScheduleConfig(), impact=ImpactConfig(),
                         outputs=OutputsConfig())
+    object.__setattr__(plain, "file_times", {})  # how times were spelled does not change the run
     return dump_config(plain) + f"# clip mtime {os.path.getmtime(cfg.clip.path)}"
 
 
@@ -508,7 +526,8 @@ def _timed_sim(prep: Prepared, balls: bool, gui: bool, progress: bool, desc: str
         from tqdm import tqdm
 
         dur = cfg.duration if cfg.duration is not None else prep.reference.duration - cfg.clip.start
-        bar = tqdm(total=max(int(round(dur / cfg.sim.dt)), 0), unit="step", desc=desc, leave=False)
+        bar = tqdm(total=max(int(round(dur / cfg.sim.dt)), 0), unit="step", leave=False,
+                   desc=f"{desc}, clip time {cfg.clip.start:.2f}-{cfg.clip.start + dur:.2f} s")
 
         def on_step(_row: dict) -> None:
             bar.update(1)

@@ -9,6 +9,13 @@ and out-of-range values with a one-line :class:`ConfigError` of the form::
 
     configs/x.yaml: controller.gains.k_t: must be >= 0, got -5
 
+A field marked ``time=True`` is a point in time: seconds of clip time as a plain
+number (or ``{clip: S}``), or the clip file's own time, ``{file: S}`` (seconds in
+the file) or ``{file_frame: N}`` (0-based frame of the file); on the command line
+also ``file:S``, ``file_frame:N``, ``clip:S``. Parsing keeps file times as
+:class:`FileTime`; whoever knows the file turns them into clip time
+(:func:`tracker.experiments.config.resolve_times`).
+
 Nothing here knows about experiments; :mod:`tracker.experiments.config`
 declares the sections.
 """
@@ -33,7 +40,7 @@ REQUIRED: Any = MISSING
 
 def setting(default: Any = REQUIRED, help: str = "", *, unit: str = "", gt: float | None = None,
             ge: float | None = None, le: float | None = None, lt: float | None = None,
-            fraction: bool = False, path: bool = False, name: bool = False) -> Any:
+            fraction: bool = False, path: bool = False, name: bool = False, time: bool = False) -> Any:
     """A dataclass field with help and constraints.
 
     Args:
@@ -44,9 +51,11 @@ def setting(default: Any = REQUIRED, help: str = "", *, unit: str = "", gt: floa
         fraction: a number may also be written as a fraction string like ``1/60``.
         path: a file path, resolved against the config's folder (``pybullet_data:`` prefix allowed).
         name: a string used in folder names: letters, digits, ``.``, ``_``, ``-`` only.
+        time: a point in time: clip seconds (the bounds apply), or ``{file: S}`` / ``{file_frame: N}``
+            (module docstring).
     """
     meta = {"help": help, "unit": unit, "gt": gt, "ge": ge, "le": le, "lt": lt,
-            "fraction": fraction, "path": path, "name": name}
+            "fraction": fraction, "path": path, "name": name, "time": time}
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: type(d)(d), metadata=meta)
     if dataclasses.is_dataclass(default):
@@ -135,6 +144,8 @@ class Context:
         self.source = str(source)
         self.base_dir = base_dir if base_dir is not None else Path(source).resolve().parent
         self.overridden = overridden or {}
+        #: key path -> a note added to errors about that key (a file time's spelling and clip time)
+        self.notes: dict[str, str] = {}
 
     def error(self, key: str, message: str, valid: typing.Iterable[Any] | None = None) -> ConfigError:
         """A one-line :class:`ConfigError`: ``file: key: message (valid: ...)``."""
@@ -143,6 +154,8 @@ class Context:
         text = f"{self.source}: {key}: {message}" if key else f"{self.source}: {message}"
         if valid is not None:
             text += f" (valid: {', '.join(str(v) for v in valid)})"
+        if key in self.notes:
+            text += f" ({self.notes[key]})"
         for k, origin in self.overridden.items():
             if key and (key == k or key.startswith((k + ".", k + "[")) or k.startswith(key + ".")):
                 text += f" [from {origin}]"
@@ -186,6 +199,8 @@ def convert(tp: Any, value: Any, ctx: Context, key: str, meta: typing.Mapping = 
     """Check and convert one value against the type ``tp`` and the field's constraints."""
     if tp is Any:  # checked later by whoever uses it (e.g. sweep overrides, by the experiment schema)
         return value
+    if meta.get("time") and isinstance(value, (dict, str)):
+        return _time(value, ctx, key, meta)
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
@@ -256,6 +271,55 @@ def _number(tp: type, value: Any, ctx: Context, key: str, meta: typing.Mapping) 
     if isinstance(value, int) and abs(value) > 2 ** 63:  # float() of a huge integer overflows
         raise ctx.error(key, f"{show(given)} is out of range (magnitude over 2^63)")
     return tp(value)
+
+
+#: How a time may be given: the key of ``{BASE: VALUE}`` (or ``BASE:VALUE`` on the command line).
+TIME_BASES = ("clip", "file", "file_frame")
+#: The spellings, for messages.
+TIME_SPELLINGS = "seconds of clip time, {file: SECONDS} (file time) or {file_frame: N} (a frame of the file)"
+
+
+@dataclass(frozen=True)
+class FileTime:
+    """A time given in the clip file's terms, not yet turned into clip time.
+
+    Attributes:
+        base: ``"file"`` (``value`` in seconds of the file) or ``"file_frame"`` (``value`` a 0-based frame).
+        value: the number as given.
+    """
+
+    base: Literal["file", "file_frame"]
+    value: float | int
+
+    def text(self) -> str:
+        """The spelling a config uses: ``{file_frame: 96}``."""
+        return f"{{{self.base}: {self.value!r}}}"
+
+
+def _time(value: dict | str, ctx: Context, key: str, meta: typing.Mapping) -> float | FileTime:
+    """A time field given as ``{BASE: VALUE}`` or ``BASE:VALUE``: a clip time (float) or a :class:`FileTime`."""
+    given = value
+    if isinstance(value, str):
+        base, sep, text = value.partition(":")
+        base = base.strip()
+        if not sep or base not in TIME_BASES or not text.strip():
+            raise ctx.error(key, f"expected {TIME_SPELLINGS}, got {show(given)}")
+        from tracker.yamlsafe import load_yaml_text
+
+        try:
+            number = load_yaml_text(text, key, error=ConfigError, lines=False)
+        except ConfigError:
+            number = text.strip()
+        value = {base: number}
+    if len(value) != 1 or next(iter(value)) not in TIME_BASES:
+        raise ctx.error(key, f"expected {TIME_SPELLINGS}, got {show(given)}", [f"{{{b}: ...}}" for b in TIME_BASES])
+    base, number = next(iter(value.items()))
+    sub = join(key, base)
+    if base == "clip":
+        return _number(float, number, ctx, sub, meta)
+    if base == "file":
+        return FileTime("file", _number(float, number, ctx, sub, {"ge": 0, "le": 86400, "unit": "s"}))
+    return FileTime("file_frame", _number(int, number, ctx, sub, {"ge": 0, "le": 2 ** 31}))
 
 
 def _string(value: Any, ctx: Context, key: str, meta: typing.Mapping) -> str:
@@ -359,7 +423,10 @@ def describe(cls: type, prefix: str = "") -> list[FieldDoc]:
             default = "" if dataclasses.is_dataclass(d) else _yaml_scalar(to_plain(d))
         else:
             default = "(required)"
-        out.append(FieldDoc(key, _type_text(tp), default, f.metadata.get("unit", ""), f.metadata.get("help", ""),
+        type_text = _type_text(tp)
+        if f.metadata.get("time"):  # seconds of clip time, or the clip file's own time
+            type_text = type_text.replace("float", "clip time (s)") + " | {file: s} | {file_frame: n}"
+        out.append(FieldDoc(key, type_text, default, f.metadata.get("unit", ""), f.metadata.get("help", ""),
                             range_text(f.metadata)))
         if dataclasses.is_dataclass(tp):
             out.extend(describe(tp, key))

@@ -50,15 +50,8 @@ def is_deepmimic_file(path: str | Path) -> bool:
     return '"Frames"' in head or '"Loop"' in head
 
 
-def read_deepmimic(path: str | Path, model) -> Reference:
-    """Read a DeepMimic motion file for ``model`` (the ``deepmimic`` model).
-
-    Raises:
-        RetargetError: unreadable file, wrong frame width, or a model without these joints.
-    """
-    from tracker.retarget.retarget import differentiate
-
-    path = Path(path)
+def _read(path: Path) -> tuple[dict, np.ndarray]:
+    """The file's JSON and its frames ``(F, FRAME_WIDTH)``: per frame its duration, root and joints."""
     try:
         data = json.loads(path.read_text())
         frames = np.asarray(data["Frames"], dtype=float)
@@ -68,12 +61,35 @@ def read_deepmimic(path: str | Path, model) -> Reference:
         raise RetargetError(f"{path}: DeepMimic frames must have {FRAME_WIDTH} values, got shape {frames.shape}")
     if len(frames) < 2:
         raise RetargetError(f"{path}: clip has {len(frames)} frame(s); at least 2 are needed")
+    return data, frames
+
+
+def _fps(frames: np.ndarray) -> float:
+    """Frame rate from the per-frame durations (their median; 30 Hz when none is given)."""
+    dts = frames[:, 0]
+    return 1.0 / (float(np.median(dts[dts > 0])) if np.any(dts > 0) else 1 / 30)
+
+
+def deepmimic_timing(path: str | Path) -> tuple[float, int]:
+    """``(fps, frames)`` of a DeepMimic motion file, for any model (file time, :mod:`tracker.retarget.timing`)."""
+    frames = _read(Path(path))[1]
+    return _fps(frames), len(frames)
+
+
+def read_deepmimic(path: str | Path, model) -> Reference:
+    """Read a DeepMimic motion file for ``model`` (the ``deepmimic`` model).
+
+    Raises:
+        RetargetError: unreadable file, wrong frame width, or a model without these joints.
+    """
+    from tracker.retarget.retarget import differentiate
+
+    path = Path(path)
+    data, frames = _read(path)
     lay = model.layout
     missing = [n for n, _ in FRAME_JOINTS if n not in lay]
     if missing:
         raise RetargetError(f"{path}: model {model.name!r} has no joints {', '.join(missing)}; use --model deepmimic")
-    dts = frames[:, 0]
-    dt = float(np.median(dts[dts > 0])) if np.any(dts > 0) else 1 / 30
     q = np.zeros((len(frames), lay.nq))
     q[:, 0:3] = _C.apply(frames[:, 1:4])
     q[:, 3:7] = (_C * _wxyz_to_rotation(frames[:, 4:8]) * _C.inv()).as_quat()
@@ -86,7 +102,8 @@ def read_deepmimic(path: str | Path, model) -> Reference:
         else:
             q[:, sl] = frames[:, col:col + 1]
             col += 1
-    fps = 1.0 / dt
+    fps = _fps(frames)
     v = differentiate(lay, q, fps, sigma=0.0)
     return Reference(q, v, fps, tuple((s.name, s.kind) for s in lay.joints), model.name, str(path),
-                     {"convention": "deepmimic", "frames": len(q), "fps": fps, "loop": str(data.get("Loop", ""))})
+                     {"convention": "deepmimic", "frames": len(q), "fps": fps,
+                      "source_fps": fps, "source_frames": len(q), "dropped_frames": 0, "loop": str(data.get("Loop", ""))})

@@ -44,8 +44,9 @@ PLANT_SMOOTH_S = 0.04
 MAX_CLEARANCE = 0.04
 #: Width (s) over which a swing foot's lift is smoothed.
 LIFT_SMOOTH_S = 0.1
-#: Solves after the first that correct the sole height for the ankle's and hip's limits.
-REFINE = 3
+#: Solves after the first that correct the sole height for the ankle's and hip's limits (at most;
+#: a stance foot whose ankle is at its limit needs up to about ten to stop penetrating the floor).
+REFINE = 12
 LEG_CHAIN = {"left_foot": ("left_thigh", "left_shin", "left_foot"),
              "right_foot": ("right_thigh", "right_shin", "right_foot")}
 
@@ -209,13 +210,19 @@ def ground(kin: Kinematics, q: np.ndarray, contacts: FootContacts, ankle_rel: np
         _solve_leg(kin, q, foot, target, foot_rot[foot], frames, limits)
         # The ankle may not reach the wanted orientation (its limits): put the actual sole on the
         # floor once more where it must touch (contact frames) or must not go below it.
+        # Each pass moves the ankle, which changes how far its clamp lets the sole turn, so a foot at
+        # its ankle's limit converges over several passes; only the frames still off are redone.
+        want = np.broadcast_to((1.0 - w[:, 0]) * clear, (f,))
+        check = np.arange(f)
         for _ in range(REFINE):
-            p2, r2 = kin.forward(q)
+            p2, r2 = kin.forward(q[check])
             sole = p2[foot][:, 2] + _drop_below(r2[foot], pts[foot])
-            want = (1.0 - w[:, 0]) * clear
-            redo = ((w[:, 0] >= 1.0) & (np.abs(sole) > 1e-4)) | (sole < want - 1e-4)
-            if not redo.any():
+            off = ((w[check, 0] >= 1.0) & (np.abs(sole) > 1e-4)) | (sole < want[check] - 1e-4)
+            if not off.any():
                 break
-            target[redo, 2] = p2[foot][redo, 2] - sole[redo] + np.broadcast_to(want, sole.shape)[redo]
+            check = check[off]
+            target[check, 2] = p2[foot][off, 2] - sole[off] + want[check]
+            redo = np.zeros(f, bool)
+            redo[check] = True
             _solve_leg(kin, q, foot, target, foot_rot[foot], redo, limits)
     return q

@@ -80,6 +80,14 @@ class Reference:
         return Layout.build(self.joints)
 
     @property
+    def timing(self):
+        """How the source file's frames map to this reference's time (clip time), or None when
+        not recorded: a :class:`tracker.retarget.timing.ClipTiming`."""
+        from tracker.retarget.timing import ClipTiming
+
+        return ClipTiming.from_quality(self.quality)
+
+    @property
     def n_frames(self) -> int:
         return len(self.q)
 

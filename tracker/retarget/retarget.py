@@ -285,6 +285,7 @@ def retarget(
         raise RetargetError(f"{source}: clip has {motion.n_frames} frame(s); at least 2 are needed")
     jmap = joint_map if isinstance(joint_map, JointMap) else select_joint_map(motion.skeleton, joint_map, source)
     dropped = 0
+    source_fps, source_frames = float(motion.fps), int(motion.n_frames)  # the file's (timing.ClipTiming)
     if opt.drop_tpose:
         motion, dropped = _drop_added_tpose(motion)
     glitches = find_glitches(motion)
@@ -350,6 +351,7 @@ def retarget(
     report["glitches"] = glitch_report(glitches, dropped, fps)
     report["glitches_repaired"] = bool(opt.repair_glitches)
     report.update({"convention": jmap.name, "joint_map": str(jmap.path), "scale": float(scale), "dropped_frames": int(dropped),
+                   "source_fps": source_fps, "source_frames": source_frames,
                    "heading_rad": float(yaw0), "ik_feet": opt.ik_feet, "ik_hands": opt.ik_hands})
     ref = Reference(q, v, fps, tuple((j.name, j.kind) for j in kin.layout.joints), model_name, source, report,
                     contacts=contacts.contact)

@@ -287,10 +287,10 @@ def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, 
     preset = get_ball(launch.ball, launch.mass)
     r = preset.radius
     t_i = float(launch.impact_time if impact_time is None else impact_time)
-    what = f"launch of {preset.name} at {launch.target_link} (impact at t = {t_i:.3f} s)"
+    what = f"launch of {preset.name} at {launch.target_link} (impact at t = {t_i:.3f} s clip time)"
     flight = t_i - spawn_time
     if not flight > 1e-9:
-        raise SimulationError(f"{what}: the ball would have to appear at t = {spawn_time:.3f} s, "
+        raise SimulationError(f"{what}: the ball would have to appear at t = {spawn_time:.3f} s (clip time), "
                               f"not before its impact; choose a later impact_time")
     P = np.asarray(point, dtype=float)
     if launch.speed == 0:
@@ -319,7 +319,7 @@ def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, 
     if path[low, 2] < r * _GROUND_CLEARANCE:
         raise SimulationError(
             f"{what}: the ball would fly below the ground (centre {path[low, 2]:.2f} m high at "
-            f"t = {spawn_time + flight * low / n:.3f} s); shorten flight_time or approach from higher")
+            f"t = {spawn_time + flight * low / n:.3f} s clip time); shorten flight_time or approach from higher")
     return LaunchPlan(launch, preset, spawn_time, t_i, x0, v0, P, centre, vel, dt)
 
 
@@ -379,7 +379,7 @@ def plan_launch(launch: Launch, reference, model, dt: float | None = None, start
         k = max(int(np.floor((t_i - launch.flight_time - start) / dt + 1e-6)), 0)
         spawn = start + k * dt
     if t_i > reference.duration + 1e-9:
-        raise SimulationError(f"launch of {launch.ball} at {launch.target_link}: impact_time {t_i:.3f} s is after "
+        raise SimulationError(f"launch of {launch.ball} at {launch.target_link}: impact_time {t_i:.3f} s (clip time) is after "
                               f"the clip's end ({reference.duration:.3f} s)")
     if launch.speed == 0 and dt is not None:  # meet the link in a step state (module docstring)
         t_i = start + round((t_i - start) / dt) * dt

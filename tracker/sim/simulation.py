@@ -220,7 +220,7 @@ class Simulation:
             others = touching_links(self.character, self.world.ground)
             where = f"only {', '.join(others)} touch the ground" if others else "nothing touches the ground"
             raise ConfigError(f"{self.reference.source or 'reference'}: balance needs a foot on the ground at "
-                              f"t = {self.opt.start:g} s, but {where} (feet: {', '.join(self.model.feet)})")
+                              f"t = {self.opt.start:g} s (clip time), but {where} (feet: {', '.join(self.model.feet)})")
         self.balance.reset(q0)
 
     # -- stepping -------------------------------------------------------------
@@ -386,19 +386,20 @@ class Simulation:
         if progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=n, unit="step", desc="simulating", leave=False)
+            bar = tqdm(total=n, unit="step", leave=False,
+                       desc=f"simulating clip time {self.opt.start:.2f}-{self.opt.start + n * dt:.2f} s")
         wall0 = time.perf_counter()
         try:
             for _ in range(n):
                 try:
                     row = self.step()
                 except SimulationError as exc:
-                    status, message = "diverged", f"t = {self.t:.3f} s: {exc}{self._saturation_note()}"
+                    status, message = "diverged", f"t = {self.t:.3f} s (clip time): {exc}{self._saturation_note()}"
                     break
                 rows.append(row)
                 reason = self._diverged(row)
                 if reason:
-                    status, message = "diverged", f"t = {row['t']:.3f} s: {reason}{self._saturation_note()}"
+                    status, message = "diverged", f"t = {row['t']:.3f} s (clip time): {reason}{self._saturation_note()}"
                     break
                 if on_step is not None:
                     on_step(row)

@@ -375,5 +375,5 @@ def live_controls(target: Target, params: Mapping[str, float], speed: float = 1.
 def replay_controls(target: Target, duration: float, speed: float = 1.0, ghost: str = "beside") -> Controls:
     """Controls of ``tracker replay``: keys, buttons, a speed slider and the time slider."""
     sliders = (Slider("speed", "speed (x real time)", SPEED_RANGE[0], 4.0, min(speed, 4.0)),
-               Slider("time", "time (s)", 0.0, max(duration, 1e-3), 0.0))
+               Slider("time", "clip time (s)", 0.0, max(duration, 1e-3), 0.0))
     return Controls(target, REPLAY_KEYS, REPLAY_BUTTONS, sliders, PlaybackState(speed=speed, ghost=ghost))

@@ -80,7 +80,7 @@ class LiveSession:
         ref_end = sim.reference.duration
         self.end = ref_end if end is None else min(float(end), ref_end)
         if not self.end > sim.opt.start:
-            raise ConfigError(f"nothing to play: the run would start at {sim.opt.start:g} s and end at {self.end:g} s")
+            raise ConfigError(f"nothing to play: the run would start at clip time {sim.opt.start:g} s and end at {self.end:g} s")
         self.row: dict | None = None
         self.n_steps = 0
         self.loops = 0
@@ -126,7 +126,7 @@ class LiveSession:
     def _diverged(self, reason: str) -> None:
         t = self.sim.t
         self.restart()
-        self.message = f"diverged at t = {t:.2f} s ({reason}); started again"
+        self.message = f"diverged at clip time {t:.2f} s ({reason}); started again"
 
     def restart(self) -> None:
         """Back to the start of the clip (balls removed, schedule reset)."""
@@ -287,7 +287,7 @@ class LiveSession:
         st = controls.state
         mean, worst = self.joint_error()
         # One line for what changes every frame: each re-sent line costs the loop a GUI frame.
-        now = (f"t {self.sim.t:5.2f} / {self.end:.2f} s   {st.speed:g}x   joint error {np.degrees(mean):4.1f} deg "
+        now = (f"clip t {self.sim.t:5.2f} / {self.end:.2f} s   {st.speed:g}x   joint error {np.degrees(mean):4.1f} deg "
                f"(max {np.degrees(worst):4.1f})   {self.schedule_state()}   balls {self.n_balls()}"
                f"{'   PAUSED' if st.paused else ''}")
         lines = [now]

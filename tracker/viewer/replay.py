@@ -134,13 +134,13 @@ class ReplaySession:
         if not evs:
             return 0, ""
         e = evs[-1]
-        return len(evs), f"{e.get('link', '?')} at {float(e['t']):.2f} s"
+        return len(evs), f"{e.get('link', '?')} at clip time {float(e['t']):.2f} s"
 
     def status_lines(self, controls: Controls) -> list[str]:
         st = controls.state
         mean, worst = self.joint_error()
         n_ev, last = self.contacts_so_far()
-        now = (f"t {self.t:5.2f} / {float(self.rec.t[-1]):.2f} s   frame {self.i + 1}/{self.n}   {st.speed:g}x   "
+        now = (f"clip t {self.t:5.2f} / {float(self.rec.t[-1]):.2f} s   frame {self.i + 1}/{self.n}   {st.speed:g}x   "
                f"joint error {np.degrees(mean):4.1f} deg (max {np.degrees(worst):4.1f})   "
                f"gains {self.gain_ratio():.2f}x tracking{'   PAUSED' if st.paused else ''}")
         lines = [now]
