@@ -423,14 +423,14 @@ def bench_balance(args: argparse.Namespace) -> list[Row]:
     rows: list[Row] = []
     for dt, label in ((1 / 60, "1/60"), (1 / 30, "1/30")):
         steps = int(round(3.0 / dt))
-        best = {"spd": float("inf"), "spd + balance": float("inf"), "control spd": float("inf"),
-                "control spd + balance": float("inf")}
-        for _ in range(max(1, min(args.repeat, 3))):
+        per_step: dict[str, np.ndarray] = {}
+        for _ in range(max(1, args.repeat)):  # the same states every run: keep each step's fastest
             sim = Simulation(model, ref, SimOptions(dt=dt, root="free", balance=BalanceOptions()))
-            total = _paired_balance_steps(sim, steps)
+            times = _paired_balance_steps(sim, steps)
             sim.close()
-            for key, value in total.items():
-                best[key] = min(best[key], value / steps)
+            for key, value in times.items():
+                per_step[key] = np.minimum(per_step[key], value) if key in per_step else value
+        best = {key: float(value.mean()) for key, value in per_step.items()}
         for name in ("spd", "spd + balance"):
             rows.append(Row(f"stance dt={label}, free root, same states: {name}", best[name],
                             note=f"{steps} steps; control alone {best['control ' + name] * 1e3:.3f} ms"))
@@ -455,15 +455,15 @@ def bench_balance(args: argparse.Namespace) -> list[Row]:
     return rows
 
 
-def _paired_balance_steps(sim, steps: int) -> dict[str, float]:
-    """Seconds summed over ``steps`` steps of a balanced run, each step timed with the feedback off
-    and on from the same engine state (module docstring of the section); the run follows the
-    balanced steps. Keys ``spd``, ``spd + balance`` (whole steps) and ``control ...`` (the
-    controller's share: the step minus the engine's step and the state read-back)."""
+def _paired_balance_steps(sim, steps: int) -> dict[str, np.ndarray]:
+    """Seconds ``(steps,)`` of each step of a balanced run, timed with the feedback off and on from
+    the same engine state (docstring of :func:`bench_balance`); the run follows the balanced steps.
+    Keys ``spd``, ``spd + balance`` (whole steps) and ``control ...`` (the controller's share: the
+    step minus the engine's step)."""
     # the thread's CPU time: the other engineers' processes on this shared machine do not count
     clock = time.thread_time
     world, balance = sim.world, sim.balance
-    total = dict.fromkeys(("spd", "spd + balance", "control spd", "control spd + balance"), 0.0)
+    total = {key: np.zeros(steps) for key in ("spd", "spd + balance", "control spd", "control spd + balance")}
     physics = {"t": 0.0}
     step_fn, physics_fn = sim.step, sim._physics
 
@@ -479,25 +479,19 @@ def _paired_balance_steps(sim, steps: int) -> dict[str, float]:
             snapshot = dict(vars(sim))
             saturated = sim._saturated.copy()
             order = ("spd", "spd + balance") if i % 2 else ("spd + balance", "spd")
-            for name in order:
-                if name == "spd":
+            for j, name in enumerate(order + ("spd + balance",) if order[-1] == "spd" else order):
+                if j:  # every step from the same saved state
                     world.restore(saved)
                     vars(sim).update(snapshot)
                     sim._saturated = saturated.copy()
-                    sim.balance = None
+                sim.balance = None if name == "spd" else balance
                 physics["t"] = 0.0
                 t0 = clock()
                 step_fn()
                 elapsed = clock() - t0
-                total[name] += elapsed
-                total["control " + name] += elapsed - physics["t"]
-                if name == "spd":  # back to the balanced run
-                    sim.balance = balance
-            if order[-1] == "spd":  # the balanced step was first: take it again, untimed, to go on from it
-                world.restore(saved)
-                vars(sim).update(snapshot)
-                sim._saturated = saturated
-                step_fn()
+                if j < 2:  # the third (balanced again, to go on from it) is not timed
+                    total[name][i] = elapsed
+                    total["control " + name][i] = elapsed - physics["t"]
             world.forget(saved)
     finally:
         del sim._physics

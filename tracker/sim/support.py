@@ -184,10 +184,15 @@ def _hull(xy):
 
 
 @_jit
-def _group_by_foot(pts, foot, n_feet):
-    """Contact points ``(N, 3)`` grouped by foot (model order, each foot's points in the engine's
-    order), their index into the feet present ``(N,)``, and which feet are present (bit ``f`` of an int)."""
-    n = pts.shape[0]
+def _group_by_foot(raw, n_feet):
+    """Contact points (``raw``: ``(4 N,)`` flat ``x, y, z, foot``) grouped by foot (model order, each
+    foot's points in the engine's order) ``(N, 3)``, their index into the feet present ``(N,)``, and
+    which feet are present (bit ``f`` of an int)."""
+    n = raw.shape[0] // 4
+    pts = raw.reshape((n, 4))
+    foot = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        foot[i] = int(pts[i, 3])
     present = np.zeros(n_feet, dtype=np.bool_)
     for i in range(n):
         present[foot[i]] = True
@@ -214,9 +219,9 @@ def _group_by_foot(pts, foot, n_feet):
 
 
 @_jit
-def _support(raw, foot, n_feet):
+def _support(raw, n_feet):
     """:func:`_group_by_foot` then :func:`_hull` of the grouped points, in one call."""
-    pts, fop, present = _group_by_foot(raw, foot, n_feet)
+    pts, fop, present = _group_by_foot(raw, n_feet)
     poly, area, center = _hull(np.ascontiguousarray(pts[:, :2]))
     return pts, fop, present, poly, area, center
 
@@ -230,17 +235,18 @@ def _feet_index(character) -> dict[int, int]:
     return index
 
 
-def _raw_foot_contacts(character, ground: int) -> tuple[list, list]:
-    """The engine's foot-ground contact points with a non-negative normal force, and their foot
-    (index into ``model.feet``): one ``getContactPoints`` call, filtered."""
+def _raw_foot_contacts(character, ground: int) -> list[float]:
+    """The engine's foot-ground contact points with a non-negative normal force, flat:
+    ``[x, y, z, foot, x, y, z, foot, ...]`` (foot: index into ``model.feet``); one
+    ``getContactPoints`` call, filtered (one flat list converts to an array fastest)."""
     index = _feet_index(character)
-    pts, foot = [], []
+    out: list[float] = []
     for c in p.getContactPoints(bodyA=character.body_id, bodyB=ground, physicsClientId=character.client_id):
         f = index.get(c[3])
         if f is not None and c[9] >= 0.0:
-            pts.append(c[6])
-            foot.append(f)
-    return pts, foot
+            out += c[6]
+            out.append(f)
+    return out
 
 
 def foot_contacts(character, ground: int) -> dict[str, np.ndarray]:
@@ -248,12 +254,9 @@ def foot_contacts(character, ground: int) -> dict[str, np.ndarray]:
 
     Only feet with at least one point with non-negative normal force are listed.
     """
-    pts, foot = _raw_foot_contacts(character, ground)
+    raw = np.array(_raw_foot_contacts(character, ground), dtype=float).reshape(-1, 4)
     feet = character.model.feet
-    out: dict[str, list] = {}
-    for x, f in zip(pts, foot):
-        out.setdefault(feet[f], []).append(x)
-    return {f: np.array(out[f], dtype=float) for f in feet if f in out}
+    return {f: raw[raw[:, 3] == i, :3] for i, f in enumerate(feet) if (raw[:, 3] == i).any()}
 
 
 _NO_POINTS = frozen(np.zeros((0, 3)))
@@ -262,12 +265,11 @@ _FEET: dict[tuple[tuple[str, ...], int], tuple[str, ...]] = {}  # (model's feet,
 
 def support_of(character, ground: int) -> Support:
     """The support polygon of ``character``'s feet on ``ground`` from the engine's current contacts."""
-    raw, foot = _raw_foot_contacts(character, ground)
+    raw = _raw_foot_contacts(character, ground)
     if not raw:
         return polygon_of(_NO_POINTS)
     feet_all = character.model.feet
-    pts, fop, present, poly, area, center = _support(np.array(raw, dtype=float), np.array(foot, dtype=np.int64),
-                                                     len(feet_all))
+    pts, fop, present, poly, area, center = _support(np.array(raw, dtype=float), len(feet_all))
     feet = _FEET.get((feet_all, present))
     if feet is None:
         feet = _FEET[(feet_all, present)] = tuple(f for i, f in enumerate(feet_all) if present >> i & 1)
