@@ -82,3 +82,26 @@ def test_a_basketball_into_the_chest_of_the_free_standing_stance_leaves_it_stand
     ball = out.metrics["impact"]["balls"][0]
     assert ball["first_contact_link"] == "chest"  # the ball hit, and the reaction is in the metrics
     assert out.metrics["impact"]["peak_deviation_rad"] > 0.02
+
+
+def test_settling_the_contacts_keeps_the_physics_step_and_fills_both_soles():
+    """Balanced runs start by filling PyBullet's contact manifolds with the base welded; afterwards the
+    engine's step must be the physics step dt / substeps again (it was set to dt: with 8 substeps each
+    control step then simulated 8 dt), and each flat sole must hold its four corners."""
+    import pybullet as p
+
+    from tracker.character.model import load_model
+    from tracker.sim.simulation import SimOptions, Simulation
+    from tracker.sim.stance import STAND, load_pose
+
+    ref = load_pose(STAND)
+    sim = Simulation(load_model(ref.model), ref,
+                     SimOptions(dt=1 / 60, substeps=4, root="free", balance=BalanceOptions()))
+    try:
+        step = p.getPhysicsEngineParameters(physicsClientId=sim.world.client)["fixedTimeStep"]
+        assert step == pytest.approx(1 / 240)
+        assert sim.support.feet == ("left_foot", "right_foot") and len(sim.support.points) == 8
+        out = run_push(sim, Push(force=0.0), 1.0)
+        assert not out.fell and abs(out.t[-1] - 1.0) < 1e-9
+    finally:
+        sim.close()
