@@ -105,3 +105,20 @@ def test_settling_the_contacts_keeps_the_physics_step_and_fills_both_soles():
         assert not out.fell and abs(out.t[-1] - 1.0) < 1e-9
     finally:
         sim.close()
+
+
+def test_the_volleyball_scenario_clip_stands_on_a_free_root_with_balance():
+    """The forearm-pass clip of volleyball_fast (its own gains, 8 substeps) on a free root with the
+    feedback: it stands the whole clip and the ball hits the forearm. Before the contacts were settled
+    until complete (and the physics step restored after), it diverged within 0.05 s."""
+    from tracker.experiments.config import load_config
+    from tracker.experiments.runner import build, simulate
+    from tracker.paths import CONFIG_DIR
+
+    cfg = load_config(CONFIG_DIR / "volleyball_fast.yaml", ["root.mode=free", "controller.balance.enabled=true"])
+    prep = build(cfg)
+    rec, outcome = simulate(prep)
+    assert not rec.diverged, rec.meta
+    assert rec.q[:, 2].min() > 0.8 * rec.q_ref[:, 2].min()  # the pelvis stays up: it did not fall
+    assert rec.t[-1] == pytest.approx(prep.reference.duration, abs=1 / 60)  # the whole clip
+    assert outcome["balls"][0]["first_contact_link"] == "left_forearm"

@@ -197,19 +197,21 @@ class BalanceFeedback:
         feet = self._stance.get(support.feet)
         if feet is None:  # the feet on the ground that are stance feet (cached: this runs every step)
             feet = self._stance[support.feet] = tuple(f for f in support.feet if f in self.columns)
-        v = np.ascontiguousarray(v, dtype=float)
+        # the kernels' inputs always of one kind (writable, or read-only as the support's arrays):
+        # numba compiles a signature per combination, seconds each on a cold cache
+        v = _kernel_input(v, self.layout.nv, "v")
         if not self.options.enabled or not feet:
             c, jc = self.character.com_jacobian(q)
             return BalanceTerm(np.zeros(self.layout.nv), np.zeros(3), c, jc @ v,
                                np.full(2, np.nan) if not feet else self.target_of(support))
-        target = np.asarray(self.target_of(support), dtype=float)
+        target = np.array(self.target_of(support), dtype=float)  # a fresh writable (2,)
         if len(feet) == len(support.feet):  # every foot on the ground is a stance foot (the usual case)
             pts, pfoot = support.points, support.foot_of_point
         else:
             remap = np.array([feet.index(f) if f in feet else -1 for f in support.feet], dtype=np.int64)
             pfoot = remap[support.foot_of_point]
             keep = pfoot >= 0
-            pts, pfoot = np.ascontiguousarray(support.points[keep]), np.ascontiguousarray(pfoot[keep])
+            pts, pfoot = frozen(support.points[keep], float), frozen(pfoot[keep], np.int64)
         kp, kd = float(self.options.kp), float(self.options.kd)
         direct = self.character.jacobian_kernel_input(feet) if self._direct else None
         if direct is not None:  # one compiled call: kinematics, Jacobians and the feedback
