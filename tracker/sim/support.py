@@ -221,9 +221,9 @@ def _group_by_foot(raw, n_feet):
 @_jit
 def _support(raw, n_feet):
     """:func:`_group_by_foot` then :func:`_hull` of the grouped points, in one call."""
-    pts, fop, present = _group_by_foot(raw, n_feet)
+    pts, fop, mask = _group_by_foot(raw, n_feet)
     poly, area, center = _hull(np.ascontiguousarray(pts[:, :2]))
-    return pts, fop, present, poly, area, center
+    return pts, fop, mask, poly, area, center
 
 
 def _feet_index(character) -> dict[int, int]:
@@ -269,10 +269,10 @@ def support_of(character, ground: int) -> Support:
     if not raw:
         return polygon_of(_NO_POINTS)
     feet_all = character.model.feet
-    pts, fop, present, poly, area, center = _support(np.array(raw, dtype=float), len(feet_all))
-    feet = _FEET.get((feet_all, present))
+    pts, fop, mask, poly, area, center = _support(np.array(raw, dtype=float), len(feet_all))
+    feet = _FEET.get((feet_all, mask))
     if feet is None:
-        feet = _FEET[(feet_all, present)] = tuple(f for i, f in enumerate(feet_all) if present >> i & 1)
+        feet = _FEET[(feet_all, mask)] = tuple(f for i, f in enumerate(feet_all) if mask >> i & 1)
     return Support(feet, _frozen_own(pts), _frozen_own(fop), _frozen_own(poly), _frozen_own(center), float(area))
 
 
