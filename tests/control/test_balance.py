@@ -165,3 +165,25 @@ def test_the_feedbacks_closed_form_is_the_solved_tilde_jacobian(humanoid):
     for foot in ("left_foot", "right_foot"):
         want[cols] += tilde_jacobian(humanoid, q, foot, cols).T @ (term.force / 2)
     assert np.abs(term.tau - want).max() < 1e-9 * max(1.0, np.abs(want).max())
+
+
+def test_the_one_call_kernel_equals_the_generic_path(humanoid):
+    """BalanceFeedback's compiled one-call path (kinematics, Jacobians and feedback at once) gives the
+    same term as the generic one (the character's Jacobians, then the feedback), which Y-up models use;
+    also with one foot on the ground."""
+    from tracker.sim.support import polygon_of
+
+    rng = np.random.default_rng(12)
+    q = _stance_q(humanoid, rng)
+    v = rng.normal(size=humanoid.layout.nv)
+    pts = np.array([[0.3, 0.2, 0.0], [0.5, -0.1, 0.0], [0.1, -0.3, 0.0], [0.2, 0.3, 0.0]])
+    for feet, fop in ((("left_foot", "right_foot"), [0, 1, 1, 0]), (("right_foot",), [0, 0, 0, 0])):
+        support = polygon_of(pts, feet, np.array(fop))
+        fast = BalanceFeedback(humanoid, BalanceOptions(kp=900.0, kd=50.0))
+        slow = BalanceFeedback(humanoid, BalanceOptions(kp=900.0, kd=50.0))
+        slow._direct = False
+        a, b = fast.term(q, v, support), slow.term(q, v, support)
+        for x, y in ((a.tau, b.tau), (a.force, b.force), (a.com, b.com), (a.com_velocity, b.com_velocity),
+                     (a.constraints.jac, b.constraints.jac)):
+            assert np.abs(x - y).max() <= 1e-12 * max(1.0, np.abs(y).max())
+        assert np.abs(a.tau).max() > 0

@@ -82,3 +82,43 @@ def test_a_basketball_into_the_chest_of_the_free_standing_stance_leaves_it_stand
     ball = out.metrics["impact"]["balls"][0]
     assert ball["first_contact_link"] == "chest"  # the ball hit, and the reaction is in the metrics
     assert out.metrics["impact"]["peak_deviation_rad"] > 0.02
+
+
+def test_settling_the_contacts_keeps_the_physics_step_and_fills_both_soles():
+    """Balanced runs start by filling PyBullet's contact manifolds with the base welded; afterwards the
+    engine's step must be the physics step dt / substeps again (it was set to dt: with 8 substeps each
+    control step then simulated 8 dt), and each flat sole must hold its four corners."""
+    import pybullet as p
+
+    from tracker.character.model import load_model
+    from tracker.sim.simulation import SimOptions, Simulation
+    from tracker.sim.stance import STAND, load_pose
+
+    ref = load_pose(STAND)
+    sim = Simulation(load_model(ref.model), ref,
+                     SimOptions(dt=1 / 60, substeps=4, root="free", balance=BalanceOptions()))
+    try:
+        step = p.getPhysicsEngineParameters(physicsClientId=sim.world.client)["fixedTimeStep"]
+        assert step == pytest.approx(1 / 240)
+        assert sim.support.feet == ("left_foot", "right_foot") and len(sim.support.points) == 8
+        out = run_push(sim, Push(force=0.0), 1.0)
+        assert not out.fell and abs(out.t[-1] - 1.0) < 1e-9
+    finally:
+        sim.close()
+
+
+def test_the_volleyball_scenario_clip_stands_on_a_free_root_with_balance():
+    """The forearm-pass clip of volleyball_fast (its own gains, 8 substeps) on a free root with the
+    feedback: it stands the whole clip and the ball hits the forearm. Before the contacts were settled
+    until complete (and the physics step restored after), it diverged within 0.05 s."""
+    from tracker.experiments.config import load_config
+    from tracker.experiments.runner import build, simulate
+    from tracker.paths import CONFIG_DIR
+
+    cfg = load_config(CONFIG_DIR / "volleyball_fast.yaml", ["root.mode=free", "controller.balance.enabled=true"])
+    prep = build(cfg)
+    rec, outcome = simulate(prep)
+    assert not rec.diverged, rec.meta
+    assert rec.q[:, 2].min() > 0.8 * rec.q_ref[:, 2].min()  # the pelvis stays up: it did not fall
+    assert rec.t[-1] == pytest.approx(prep.reference.duration, abs=1 / 60)  # the whole clip
+    assert outcome["balls"][0]["first_contact_link"] == "left_forearm"

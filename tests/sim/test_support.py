@@ -57,3 +57,26 @@ def test_the_stance_stands_on_both_soles_with_its_com_over_the_polygons_centre()
         assert np.linalg.norm(com[:2] - s.center) < 0.02  # the lean is solved against the soles, not the contacts  # the stance's lean was solved for this
     finally:
         sim.close()
+
+
+def test_the_compiled_hull_agrees_with_scipys_convexhull():
+    from scipy.spatial import ConvexHull
+
+    rng = np.random.default_rng(19)
+    cases = [rng.uniform(-0.3, 0.3, size=(n, 2)) for n in (3, 4, 5, 8, 12, 40) for _ in range(20)]
+    grid = np.array([[x, y] for x in (0.0, 0.1, 0.2) for y in (0.0, 0.05, 0.1)])  # points on the edges
+    cases += [grid, np.vstack([grid, grid]), grid + [1e3, -2e3]]  # duplicates; far from the origin
+    cases += [np.vstack([c, c[:2]]) for c in cases[:10]]
+    for xy in cases:
+        s = polygon_of(np.column_stack([xy, np.zeros(len(xy))]))
+        ref = ConvexHull(xy)
+        assert s.area == pytest.approx(ref.volume, rel=1e-9)
+        assert sorted(map(tuple, s.polygon)) == sorted(map(tuple, xy[ref.vertices]))
+        # counter-clockwise, as scipy's 2-D hull
+        d = np.roll(s.polygon, -1, axis=0) - s.polygon
+        assert (d[:, 0] * np.roll(d[:, 1], -1) - d[:, 1] * np.roll(d[:, 0], -1) > 0).all()
+        o = xy[ref.vertices].mean(axis=0)  # the shoelace about a nearby point keeps its digits far out
+        x, y = xy[ref.vertices, 0] - o[0], xy[ref.vertices, 1] - o[1]
+        cr = x * np.roll(y, -1) - np.roll(x, -1) * y
+        centre = o + np.array([((x + np.roll(x, -1)) * cr).sum(), ((y + np.roll(y, -1)) * cr).sum()]) / (3 * cr.sum())
+        assert s.center == pytest.approx(centre, abs=1e-9)

@@ -787,6 +787,20 @@ class Character:
         c, jc = com_jacobian(self._tree(), self._dyn_q(q))
         return c, (jc @ self._vt if self._convert else jc)
 
+    def jacobian_kernel_input(self, links: Iterable[str]) -> tuple | None:
+        """``(tree, bodies)`` for calling the compiled Jacobian kernels (:mod:`tracker.character.
+        jacobians`) on our ``q`` directly, as per-step code does to skip this class's checks and
+        conversions; None when the model's frames differ from PyBullet's (Y-up models), where the
+        kernels' columns need converting (:meth:`com_and_point_jacobians` does it)."""
+        if self._convert:
+            return None
+        links = links if type(links) is tuple else tuple(links)
+        cache = self.__dict__.setdefault("_bodies_of", {})
+        bodies = cache.get(links)
+        if bodies is None:
+            bodies = cache[links] = np.array([self.link_index(n) + 1 for n in links], dtype=np.int64)
+        return self._rbd if self._rbd is not None else self._tree(), bodies
+
     def com_and_point_jacobians(self, links: Iterable[str], q: np.ndarray | None = None) -> tuple:
         """CoM and link centre-of-mass Jacobians in one kinematics pass (what balance needs per step):
         ``(c (3,), J_c (3, nv), x (n, 3), J_lin (n, 3, nv), J_ang (n, 3, nv))`` for ``links``."""

@@ -56,7 +56,9 @@ from typing import Literal
 
 import numpy as np
 
-from tracker.character.rigid_body import _jit
+from tracker.arrays import frozen
+from tracker.character.jacobians import _com_and_points
+from tracker.character.rigid_body import _jit, _kernel_input
 from tracker.errors import ConfigError
 
 Strategy = Literal["jacobian", "ankle", "hip"]
@@ -176,6 +178,9 @@ class BalanceFeedback:
         self._colmask = np.zeros(lay.nv, dtype=np.bool_)
         self._colmask[cols] = True
         self.initial_target: np.ndarray | None = None
+        self._stance: dict[tuple[str, ...], tuple[str, ...]] = {}  # feet on the ground -> stance feet
+        # the compiled one-call path needs a tracker.character.Character's kernels
+        self._direct = hasattr(character, "jacobian_kernel_input")
 
     def reset(self, q: np.ndarray) -> None:
         """Remember the CoM's ground projection at the start (``target: initial``)."""
@@ -189,22 +194,33 @@ class BalanceFeedback:
 
     def term(self, q: np.ndarray, v: np.ndarray, support) -> BalanceTerm:
         """The feedback at state ``(q, v)`` over ``support`` (:class:`tracker.sim.support.Support`)."""
-        feet = [f for f in support.feet if f in self.columns]
-        c, jc, xf, jlf, jaf = self.character.com_and_point_jacobians(feet, q)
+        feet = self._stance.get(support.feet)
+        if feet is None:  # the feet on the ground that are stance feet (cached: this runs every step)
+            feet = self._stance[support.feet] = tuple(f for f in support.feet if f in self.columns)
+        # the kernels' inputs always of one kind (writable, or read-only as the support's arrays):
+        # numba compiles a signature per combination, seconds each on a cold cache
+        v = _kernel_input(v, self.layout.nv, "v")
         if not self.options.enabled or not feet:
+            c, jc = self.character.com_jacobian(q)
             return BalanceTerm(np.zeros(self.layout.nv), np.zeros(3), c, jc @ v,
                                np.full(2, np.nan) if not feet else self.target_of(support))
-        target = self.target_of(support)
+        target = np.array(self.target_of(support), dtype=float)  # a fresh writable (2,)
         if len(feet) == len(support.feet):  # every foot on the ground is a stance foot (the usual case)
             pts, pfoot = support.points, support.foot_of_point
         else:
             remap = np.array([feet.index(f) if f in feet else -1 for f in support.feet], dtype=np.int64)
             pfoot = remap[support.foot_of_point]
             keep = pfoot >= 0
-            pts, pfoot = np.ascontiguousarray(support.points[keep]), np.ascontiguousarray(pfoot[keep])
-        tau, force, cdot, jac = _feedback(c, jc, xf, jlf, jaf, np.ascontiguousarray(v, dtype=float),
-                                          float(self.options.kp), float(self.options.kd),
-                                          np.asarray(target, dtype=float), self._colmask, pts, pfoot)
+            pts, pfoot = frozen(support.points[keep], float), frozen(pfoot[keep], np.int64)
+        kp, kd = float(self.options.kp), float(self.options.kd)
+        direct = self.character.jacobian_kernel_input(feet) if self._direct else None
+        if direct is not None:  # one compiled call: kinematics, Jacobians and the feedback
+            tree, bodies = direct
+            c, tau, force, cdot, jac = _term_kernel(tree.itab, tree.ftab, _kernel_input(q, tree.nq, "q"), tree.nv,
+                                                    bodies, v, kp, kd, target, self._colmask, pts, pfoot)
+        else:
+            c, jc, xf, jlf, jaf = self.character.com_and_point_jacobians(feet, q)
+            tau, force, cdot, jac = _feedback(c, jc, xf, jlf, jaf, v, kp, kd, target, self._colmask, pts, pfoot)
         contacts = Contacts(jac, _ones(len(jac)), pfoot)
         return BalanceTerm(tau, force, c, cdot, target, contacts)
 
@@ -273,11 +289,14 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
     else:
         k = jac.shape[0]
         jac = np.ascontiguousarray(jac, dtype=float)
-        uni = np.zeros(k, dtype=np.bool_) if unilateral is None else np.ascontiguousarray(unilateral, dtype=np.bool_)
-        grp = np.zeros(k, dtype=np.int64) if group is None else np.ascontiguousarray(group, dtype=np.int64)
-    a, info = _solve_constrained(np.ascontiguousarray(a_mat, dtype=float), np.ascontiguousarray(rhs, dtype=float),
-                                 jac, uni, grp, int(max_iter))
-    return (a, 0) if info == 0 else (np.asarray(rhs, dtype=float), info)
+        # read-only, as BalanceFeedback's (numba compiles one signature per array mutability)
+        uni = frozen(np.zeros(k) if unilateral is None else unilateral, np.bool_)
+        grp = frozen(np.zeros(k) if group is None else group, np.int64)
+    try:
+        return _solve_constrained(np.ascontiguousarray(a_mat, dtype=float), np.ascontiguousarray(rhs, dtype=float),
+                                  jac, uni, grp, int(max_iter)), 0
+    except np.linalg.LinAlgError:  # A is not positive definite
+        return np.asarray(rhs, dtype=float), 1
 
 
 @_jit
@@ -322,18 +341,55 @@ def _chol_solve(l, b):
 
 @_jit
 def _solve_constrained(a_mat, rhs, jac, uni, group, max_iter):
+    """The kernel of :func:`solve_constrained`. With ``A = L Lᵀ`` (LAPACK's Cholesky) and
+    ``W = L⁻¹ [rhs | Jᵀ]`` (one forward substitution for all ``k + 1`` columns), the Schur
+    complement is ``J A⁻¹ Jᵀ = W_Jᵀ W_J`` and ``J A⁻¹ rhs = W_Jᵀ w_0``; then one backward
+    substitution gives ``a = L⁻ᵀ (w_0 + W_J λ)``: one factorisation, as SPD's own solve."""
     n, k = a_mat.shape[0], jac.shape[0]
-    l, ok = _cholesky(a_mat)
-    if not ok:
-        return rhs.copy(), 1
-    b = np.empty((n, k + 1))
-    b[:, 0] = rhs
-    b[:, 1:] = jac.T
-    sol = _chol_solve(l, b)
-    a_free = sol[:, 0].copy()
-    ainv_jt = sol[:, 1:].copy()
-    full = jac @ ainv_jt
-    target = -(jac @ a_free)
+    l = np.linalg.cholesky(a_mat)  # raises LinAlgError when A is not positive definite
+    w = np.empty((n, k + 1))
+    for i in range(n):
+        w[i, 0] = rhs[i]
+        for j in range(k):
+            w[i, 1 + j] = jac[j, i]
+    for i in range(n):  # forward substitution, row by row (W's rows are contiguous)
+        for p in range(i):
+            lip = l[i, p]
+            for c in range(k + 1):
+                w[i, c] -= lip * w[p, c]
+        d = l[i, i]
+        for c in range(k + 1):
+            w[i, c] /= d
+    full = np.zeros((k, k))  # J A⁻¹ Jᵀ
+    target = np.zeros(k)  # −J A⁻¹ rhs
+    for r in range(n):
+        for i in range(k):
+            wi = w[r, 1 + i]
+            target[i] -= wi * w[r, 0]
+            for j in range(k):
+                full[i, j] += wi * w[r, 1 + j]
+    lam, ok = _active_set(full, target, uni, group, max_iter)
+    z = np.empty(n)
+    for r in range(n):
+        t = w[r, 0]
+        if ok:
+            for j in range(k):
+                t += w[r, 1 + j] * lam[j]
+        z[r] = t
+    for i in range(n - 1, -1, -1):  # backward substitution with Lᵀ
+        t = z[i]
+        for p in range(i + 1, n):
+            t -= l[p, i] * z[p]
+        z[i] = t / l[i, i]
+    return z
+
+
+@_jit
+def _active_set(full, target, uni, group, max_iter):
+    """``(λ (k,), ok)`` with ``(J A⁻¹ Jᵀ) λ = −J A⁻¹ rhs`` on the active rows and ``λ >= 0`` on the
+    unilateral ones (see :func:`solve_constrained`); ``ok`` False: degenerate contacts (predict
+    without them)."""
+    k = full.shape[0]
     active = np.ones(k, dtype=np.bool_)
     lam = np.zeros(k)
     for _ in range(max_iter):
@@ -353,7 +409,7 @@ def _solve_constrained(a_mat, rhs, jac, uni, group, max_iter):
             s[i, i] += ridge
         ls, ok2 = _cholesky(s)
         if not ok2:
-            return a_free, 0  # degenerate contacts: predict without them
+            return lam, False
         rb = np.empty((m, 1))
         for i in range(m):
             rb[i, 0] = target[idx[i]]
@@ -379,7 +435,7 @@ def _solve_constrained(a_mat, rhs, jac, uni, group, max_iter):
         for i in range(k):
             if not active[i]:
                 lam[i] = 0.0
-    return a_free + ainv_jt @ lam, 0
+    return lam, True
 
 
 @_jit
@@ -417,3 +473,12 @@ def _feedback(c, jc, xf, jlf, jaf, v, kp, kd, target, colmask, pts, pfoot):
         for k in range(nv):
             rows[t, k] = jlf[g, 2, k] - d0 * jaf[g, 1, k] + d1 * jaf[g, 0, k]
     return tau, force, cdot, rows
+
+
+@_jit
+def _term_kernel(itab, ftab, q, nv, bodies, v, kp, kd, target, colmask, pts, pfoot):
+    """:func:`tracker.character.jacobians.com_and_point_jacobians` and :func:`_feedback` in one call
+    (one dispatch instead of two, no Jacobians handed back): ``(c, tau, force, cdot, contact rows)``."""
+    com, jc, xs, jl, ja = _com_and_points(itab, ftab, q, nv, bodies)
+    tau, force, cdot, rows = _feedback(com, jc, xs, jl, ja, v, kp, kd, target, colmask, pts, pfoot)
+    return com, tau, force, cdot, rows

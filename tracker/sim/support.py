@@ -2,8 +2,9 @@
 
 PyBullet reports each contact between a foot and the ground as a point on the ground
 (``positionOnB``); for a box foot flat on the floor these are its four sole corners. The
-support polygon is the convex hull of the contact points of all feet (``scipy.spatial.
-ConvexHull`` on their ground-plane coordinates). With fewer than three points, or all on
+support polygon is the convex hull of the contact points of all feet (on their ground-plane
+coordinates; a compiled monotone chain, checked against ``scipy.spatial.ConvexHull`` in the
+tests, as qhull's call costs more than a physics step). With fewer than three points, or all on
 a line (a foot on its edge), the "polygon" is that segment or point: it has no area and a
 ground projection is inside only if it lies on it (within ``tol``).
 """
@@ -18,6 +19,7 @@ import tracker.sim.quiet  # noqa: F401  (imports pybullet with its banner silenc
 import pybullet as p  # noqa: E402
 
 from tracker.arrays import frozen  # noqa: E402
+from tracker.character.rigid_body import _jit  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -80,26 +82,15 @@ def _segment_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     return float(np.linalg.norm(x - (a + t * ab)))
 
 
-_HULL_CACHE: dict[bytes, tuple[np.ndarray, float]] = {}
-
-
 def polygon_of(points: np.ndarray, feet: tuple[str, ...] = (), foot_of_point: np.ndarray | None = None) -> Support:
     """The support of ground contact points ``(N, 3)`` (or ``(N, 2)``), m."""
     pts = np.asarray(points, dtype=float)
     if pts.size == 0:
         pts = np.zeros((0, 3))
     fop = np.zeros(len(pts), dtype=int) if foot_of_point is None else np.asarray(foot_of_point, dtype=int)
-    # A standing character's contacts barely move from step to step: the hull (a qhull call and
-    # most of this function's cost) is reused while the points agree to 0.1 mm.
-    key = np.round(pts[:, :2], 4).tobytes()
-    hit = _HULL_CACHE.get(key)
-    if hit is None:
-        hit = _hull(pts)
-        if len(_HULL_CACHE) > 64:
-            _HULL_CACHE.clear()
-        _HULL_CACHE[key] = hit
-    poly, area, center = hit
-    return Support(tuple(feet), _readonly(pts, float), _readonly(fop, np.int64), poly, center, area)
+    poly, area, center = _hull(np.ascontiguousarray(pts[:, :2]))
+    return Support(tuple(feet), _readonly(pts, float), _readonly(fop, np.int64), _frozen_own(poly),
+                   _frozen_own(center), float(area))
 
 
 def _readonly(a: np.ndarray, dtype) -> np.ndarray:
@@ -109,44 +100,153 @@ def _readonly(a: np.ndarray, dtype) -> np.ndarray:
     return frozen(a, dtype)
 
 
-def _hull(pts: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
-    """``(polygon, area, centre)`` of ground points, read-only."""
-    from scipy.spatial import ConvexHull, QhullError
-
-    xy = pts[:, :2]
-    poly, area = np.zeros((0, 2)), 0.0
-    if len(xy):
-        uniq = np.unique(np.round(xy, 12), axis=0)
-        if len(uniq) >= 3:
-            try:
-                hull = ConvexHull(uniq)
-                poly, area = uniq[hull.vertices], float(hull.volume)  # 2-D: volume is the area
-            except QhullError:  # collinear
-                poly = _segment_ends(uniq)
-        else:
-            poly = uniq if len(uniq) == 1 else _segment_ends(uniq)
-    if area > 0.0:
-        center = _centroid(poly, area)
-    elif len(poly):
-        center = poly.mean(axis=0)
-    else:
-        center = np.full(2, np.nan)
-    return frozen(poly), area, frozen(center)
+def _frozen_own(a: np.ndarray) -> np.ndarray:
+    """``a`` (a fresh array nobody else holds) made read-only in place."""
+    a.setflags(write=False)
+    return a
 
 
-def _segment_ends(xy: np.ndarray) -> np.ndarray:
-    """The two extreme points of collinear points ``(N, 2)``."""
-    d = xy - xy.mean(axis=0)
-    axis = np.linalg.svd(d, full_matrices=False)[2][0]
-    s = d @ axis
-    return xy[[int(np.argmin(s)), int(np.argmax(s))]]
+@_jit
+def _hull(xy):
+    """``(polygon (K, 2), area, centre (2,))`` of ground points ``(N, 2)``: Andrew's monotone chain.
+
+    Counter-clockwise from the lowest-x (then lowest-y) vertex; points on an edge are not
+    vertices. Fewer than three distinct points, or all on a line (within 1e-12 of the points'
+    extent, squared): the distinct point or the segment's two ends, area 0, centre their mean.
+    Exact duplicates count once. Compiled (it runs every balanced step; qhull through scipy
+    costs ~0.1-0.5 ms per call, more than the step's physics); ``tests/sim/test_support.py``
+    checks it against ``scipy.spatial.ConvexHull``.
+    """
+    n = xy.shape[0]
+    if n == 0:
+        return np.zeros((0, 2)), 0.0, np.full(2, np.nan)
+    # sort by (x, y): insertion sort (a few to a few tens of points)
+    order = np.arange(n)
+    for i in range(1, n):
+        k = order[i]
+        j = i - 1
+        while j >= 0 and (xy[order[j], 0] > xy[k, 0] or (xy[order[j], 0] == xy[k, 0] and xy[order[j], 1] > xy[k, 1])):
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = k
+    pts = np.empty((n, 2))
+    m = 0
+    for i in range(n):
+        x, y = xy[order[i], 0], xy[order[i], 1]
+        if m == 0 or x != pts[m - 1, 0] or y != pts[m - 1, 1]:
+            pts[m, 0], pts[m, 1] = x, y
+            m += 1
+    ext = 0.0
+    for i in range(m):
+        ext = max(ext, abs(pts[i, 0] - pts[0, 0]), abs(pts[i, 1] - pts[0, 1]))
+    tol = 1e-12 * ext * ext  # a turn smaller than this is no turn (collinear within rounding)
+    hull = np.empty((2 * m + 1, 2))
+    h = 0
+    for i in range(m):  # lower chain
+        while h >= 2 and ((hull[h - 1, 0] - hull[h - 2, 0]) * (pts[i, 1] - hull[h - 2, 1])
+                          - (hull[h - 1, 1] - hull[h - 2, 1]) * (pts[i, 0] - hull[h - 2, 0])) <= tol:
+            h -= 1
+        hull[h, 0], hull[h, 1] = pts[i, 0], pts[i, 1]
+        h += 1
+    low = h + 1
+    for i in range(m - 2, -1, -1):  # upper chain
+        while h >= low and ((hull[h - 1, 0] - hull[h - 2, 0]) * (pts[i, 1] - hull[h - 2, 1])
+                            - (hull[h - 1, 1] - hull[h - 2, 1]) * (pts[i, 0] - hull[h - 2, 0])) <= tol:
+            h -= 1
+        hull[h, 0], hull[h, 1] = pts[i, 0], pts[i, 1]
+        h += 1
+    k = h - 1 if m > 1 else 1  # the last vertex repeats the first
+    if k < 3:  # one point, or collinear: the distinct point or the segment's ends
+        k = 1 if m == 1 else 2
+        poly = np.empty((k, 2))
+        poly[0, 0], poly[0, 1] = pts[0, 0], pts[0, 1]
+        if k == 2:
+            poly[1, 0], poly[1, 1] = pts[m - 1, 0], pts[m - 1, 1]
+        center = np.empty(2)
+        center[0] = (poly[0, 0] + poly[k - 1, 0]) / 2.0
+        center[1] = (poly[0, 1] + poly[k - 1, 1]) / 2.0
+        return poly, 0.0, center
+    poly = hull[:k].copy()
+    # area and area centroid (shoelace), about the first vertex for precision far from the origin
+    ox, oy = poly[0, 0], poly[0, 1]
+    a2, cx, cy = 0.0, 0.0, 0.0
+    for i in range(k):
+        x0, y0 = poly[i, 0] - ox, poly[i, 1] - oy
+        x1, y1 = poly[(i + 1) % k, 0] - ox, poly[(i + 1) % k, 1] - oy
+        cr = x0 * y1 - x1 * y0
+        a2 += cr
+        cx += (x0 + x1) * cr
+        cy += (y0 + y1) * cr
+    center = np.empty(2)
+    center[0] = ox + cx / (3.0 * a2)
+    center[1] = oy + cy / (3.0 * a2)
+    return poly, a2 / 2.0, center
 
 
-def _centroid(poly: np.ndarray, area: float) -> np.ndarray:
-    x, y = poly[:, 0], poly[:, 1]
-    xn, yn = np.roll(x, -1), np.roll(y, -1)
-    cr = x * yn - xn * y
-    return np.array([((x + xn) * cr).sum(), ((y + yn) * cr).sum()]) / (6.0 * area)
+@_jit
+def _group_by_foot(raw, n_feet):
+    """Contact points (``raw``: ``(4 N,)`` flat ``x, y, z, foot``) grouped by foot (model order, each
+    foot's points in the engine's order) ``(N, 3)``, their index into the feet present ``(N,)``, and
+    which feet are present (bit ``f`` of an int)."""
+    n = raw.shape[0] // 4
+    pts = raw.reshape((n, 4))
+    foot = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        foot[i] = int(pts[i, 3])
+    present = np.zeros(n_feet, dtype=np.bool_)
+    for i in range(n):
+        present[foot[i]] = True
+    rank = np.full(n_feet, -1, dtype=np.int64)
+    r = 0
+    for f in range(n_feet):
+        if present[f]:
+            rank[f] = r
+            r += 1
+    out = np.empty((n, 3))
+    fop = np.empty(n, dtype=np.int64)
+    t = 0
+    for f in range(n_feet):
+        for i in range(n):
+            if foot[i] == f:
+                out[t, 0], out[t, 1], out[t, 2] = pts[i, 0], pts[i, 1], pts[i, 2]
+                fop[t] = rank[f]
+                t += 1
+    mask = 0
+    for f in range(n_feet):
+        if present[f]:
+            mask |= 1 << f
+    return out, fop, mask
+
+
+@_jit
+def _support(raw, n_feet):
+    """:func:`_group_by_foot` then :func:`_hull` of the grouped points, in one call."""
+    pts, fop, mask = _group_by_foot(raw, n_feet)
+    poly, area, center = _hull(np.ascontiguousarray(pts[:, :2]))
+    return pts, fop, mask, poly, area, center
+
+
+def _feet_index(character) -> dict[int, int]:
+    """PyBullet link index -> position in ``character.model.feet`` (cached on the character)."""
+    index = character.__dict__.get("_foot_rank_of_link")
+    if index is None:  # per character, once (this runs every step)
+        index = character.__dict__["_foot_rank_of_link"] = {
+            character.link_index(f): i for i, f in enumerate(character.model.feet)}
+    return index
+
+
+def _raw_foot_contacts(character, ground: int) -> list[float]:
+    """The engine's foot-ground contact points with a non-negative normal force, flat:
+    ``[x, y, z, foot, x, y, z, foot, ...]`` (foot: index into ``model.feet``); one
+    ``getContactPoints`` call, filtered (one flat list converts to an array fastest)."""
+    index = _feet_index(character)
+    out: list[float] = []
+    for c in p.getContactPoints(bodyA=character.body_id, bodyB=ground, physicsClientId=character.client_id):
+        f = index.get(c[3])
+        if f is not None and c[9] >= 0.0:
+            out += c[6]
+            out.append(f)
+    return out
 
 
 def foot_contacts(character, ground: int) -> dict[str, np.ndarray]:
@@ -154,29 +254,26 @@ def foot_contacts(character, ground: int) -> dict[str, np.ndarray]:
 
     Only feet with at least one point with non-negative normal force are listed.
     """
-    cid, body = character.client_id, character.body_id
-    out: dict[str, list] = {}
-    index = character.__dict__.get("_foot_of_link")
-    if index is None:  # per character, once (this runs every step)
-        index = character.__dict__["_foot_of_link"] = {character.link_index(f): f for f in character.model.feet}
-    for c in p.getContactPoints(bodyA=body, bodyB=ground, physicsClientId=cid):
-        foot = index.get(c[3])
-        if foot is not None and c[9] >= 0.0:
-            out.setdefault(foot, []).append(c[6])
-    return {f: np.array(out[f], dtype=float) for f in character.model.feet if f in out}
+    raw = np.array(_raw_foot_contacts(character, ground), dtype=float).reshape(-1, 4)
+    feet = character.model.feet
+    return {f: raw[raw[:, 3] == i, :3] for i, f in enumerate(feet) if (raw[:, 3] == i).any()}
+
+
+_NO_POINTS = frozen(np.zeros((0, 3)))
+_FEET: dict[tuple[tuple[str, ...], int], tuple[str, ...]] = {}  # (model's feet, bitmask) -> feet present
 
 
 def support_of(character, ground: int) -> Support:
     """The support polygon of ``character``'s feet on ``ground`` from the engine's current contacts."""
-    contacts = foot_contacts(character, ground)
-    feet = tuple(contacts)
-    if not feet:
-        return polygon_of(np.zeros((0, 3)))
-    pts = np.concatenate([contacts[f] for f in feet])
-    fop = np.concatenate([np.full(len(contacts[f]), i, dtype=np.int64) for i, f in enumerate(feet)])
-    pts.setflags(write=False)
-    fop.setflags(write=False)
-    return polygon_of(pts, feet, fop)
+    raw = _raw_foot_contacts(character, ground)
+    if not raw:
+        return polygon_of(_NO_POINTS)
+    feet_all = character.model.feet
+    pts, fop, mask, poly, area, center = _support(np.array(raw, dtype=float), len(feet_all))
+    feet = _FEET.get((feet_all, mask))
+    if feet is None:
+        feet = _FEET[(feet_all, mask)] = tuple(f for i, f in enumerate(feet_all) if mask >> i & 1)
+    return Support(feet, _frozen_own(pts), _frozen_own(fop), _frozen_own(poly), _frozen_own(center), float(area))
 
 
 def touching_links(character, ground: int) -> tuple[str, ...]:

@@ -125,25 +125,34 @@ class World:
         """Free a saved state."""
         p.removeState(state_id, physicsClientId=self.client)
 
-    def settle_contacts(self, character, steps: int = 4, dt: float = 1.0 / 480.0) -> None:
+    def settle_contacts(self, character, max_steps: int = 48, patience: int = 6, dt: float = 1.0 / 480.0) -> int:
         """Fill the contact manifolds of ``character`` at its current state, which is kept.
 
-        PyBullet adds about one point per box-ground pair per step, so a sole set down flat is
-        held by one corner in the first step and pivots on it (at 1/30 s that throws a standing
-        character over). A few short steps with the base welded in place add the other corners
-        (they survive the state being restored); the time step is set back afterwards.
+        PyBullet adds about one point per box-ground pair every step or few, so a sole set down
+        flat is held by one corner or edge at first and pivots on it (at 1/30 s that throws a
+        standing character over; under balance feedback a toe edge is also a support "polygon"
+        whose centre lies far from the centre of mass). Short steps with the base welded in place
+        add the other corners (they survive the state being restored) until the number of points
+        has not grown for ``patience`` steps (at most ``max_steps``); the time step is set back
+        afterwards. The authored stance fills in 4 steps, the scenario clips' first frames in up
+        to 16. Returns the number of steps taken.
         """
         q, v = character.get_state()
         weld = character.hold_base()
         p.setPhysicsEngineParameter(fixedTimeStep=dt, physicsClientId=self.client)
+        body, best, still, taken = character.body_id, -1, 0, 0
         try:
-            for _ in range(steps):
+            while taken < max_steps and still < patience:
                 p.stepSimulation(physicsClientId=self.client)
+                taken += 1
+                n = len(p.getContactPoints(bodyA=body, physicsClientId=self.client))
+                best, still = (n, 0) if n > best else (best, still + 1)
         finally:
-            p.setPhysicsEngineParameter(fixedTimeStep=self.settings.dt, physicsClientId=self.client)
+            p.setPhysicsEngineParameter(fixedTimeStep=self.physics_dt, physicsClientId=self.client)
             character.release_base(weld)
         character.reset_state(q, v)
         self.detect_contacts()
+        return taken
 
     def detect_contacts(self) -> None:
         """Refresh the engine's contact points without stepping (e.g. right after a reset)."""
