@@ -54,6 +54,11 @@ CASES: dict[str, list[list[str]]] = {
         [KICK, "--model", "nonexistent"], [KICK, "--map", "nonexistent"], [KICK, "--map", "{broken_yaml}"],
         ["{notes_txt}"], ["{folder}"], [], [KICK, "--bogus"], [KICK, "--unit"], [KICK, "--fps"],
         [KICK, "--model", "{broken_yaml}"], [KICK, "--map", "{missing}"],
+        [KICK, "--sheet", "{dir}/s.png", "--sheet-at", "1,,2"], [KICK, "--sheet", "{dir}/s.png", "--sheet-at", ""],
+        [KICK, "--sheet", "{dir}/s.png", "--sheet-at", "99"], [KICK, "--sheet", "{dir}/s.png", "--sheet-at", "-1"],
+        [KICK, "--sheet", "{dir}/s.png", "--sheet-at", "file_frame:-1"],
+        [KICK, "--sheet", "{dir}/s.png", "--sheet-at", "file_frame:100000"],
+        [KICK, "--sheet", "{dir}/s.png", "--sheet-at", "frame:3"], [KICK, "--sheet", "{dir}/s.png", "--sheet-at", "file:x"],
     ],
     "track": [
         [KICK, "--start", "10"], [KICK, "--start", "2.99"], [KICK, "--start", "3"], [KICK, "--start", "-1"],

@@ -83,3 +83,13 @@ def clip_or_file_time(text: str) -> tuple[str, float]:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: must be >= 0")
     return base, value
+
+
+def times_list(text: str) -> tuple[tuple[str, float], ...]:
+    """Comma-separated points in time, each as :func:`clip_or_file_time` (``0.5,file_frame:96``)."""
+    parts = [part for part in text.split(",")]
+    if not text.strip() or any(not part.strip() for part in parts):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated times like 0.5,1.2,file_frame:96")
+    if len(parts) > 24:
+        raise argparse.ArgumentTypeError(f"{text!r}: at most 24 times (one panel each)")
+    return tuple(clip_or_file_time(part) for part in parts)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from tracker.commands._args import positive_float
+    from tracker.commands._args import positive_float, times_list
     from tracker.motion.unit_names import UNIT_HELP
 
     p = sub.add_parser(
@@ -35,8 +35,36 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="override the BVH length unit: " + "; ".join(f"{k} = {v}" for k, v in UNIT_HELP.items()))
     p.add_argument("-o", "--out", default=None, help="write the reference to this .npz file")
     p.add_argument("--sheet", default=None, help="draw a contact sheet (PNG) of source and character")
+    p.add_argument("--sheet-at", type=times_list, default=None, metavar="TIMES",
+                   help="the sheet's panels at these times instead of 8 evenly spaced: comma-separated clip "
+                        "times in s, or file:SECONDS / file_frame:N for the file's own (e.g. the frames "
+                        "'tracker inspect --events' lists)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
+
+
+def _sheet_frames(times, ref, name: str):
+    """``--sheet-at`` as reference frames (nearest), each time checked against the clip."""
+    import numpy as np
+
+    from tracker.errors import ConfigError
+
+    frames = []
+    for base, value in times:
+        shown = f"{value:g}" if base == "clip" else f"{base}:{value:g}"
+        if base == "clip":
+            t = float(value)
+            if t > ref.duration + 1e-9:
+                raise ConfigError(f"--sheet-at {shown}: after the end of {name} (clip time {ref.duration:.3f} s)")
+        elif ref.timing is None:
+            raise ConfigError(f"--sheet-at {shown}: {name} does not record its file's frames; give clip times")
+        else:
+            try:
+                t = ref.timing.resolve(base, value, name, "--keep-first-frame")
+            except ValueError as exc:
+                raise ConfigError(f"--sheet-at {shown}: {exc}") from None
+        frames.append(min(int(round(t * ref.fps)), ref.n_frames - 1))
+    return np.array(frames, dtype=int)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if args.sheet:
         from tracker.analysis.sheet import contact_sheet
 
-        contact_sheet(motion, ref, kin, args.sheet)
+        frames = None if args.sheet_at is None else _sheet_frames(args.sheet_at, ref, Path(args.file).name)
+        contact_sheet(motion, ref, kin, args.sheet, frames=frames)
     report = ref.quality
     if args.json:
         json.dump(report, sys.stdout, indent=2)
