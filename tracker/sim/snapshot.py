@@ -114,7 +114,13 @@ class BulletTechnique:
     def restore(self, client: int, token: bytes) -> None:
         with open(self._path, "wb") as f:
             f.write(token)
-        p.restoreState(fileName=self._path, physicsClientId=client)
+        # PyBullet caches files by name: with the cache on, a second restore from the same path would
+        # bring back the first file's state. Off for this read only (URDF loading keeps its cache).
+        p.setPhysicsEngineParameter(enableFileCaching=0, physicsClientId=client)
+        try:
+            p.restoreState(fileName=self._path, physicsClientId=client)
+        finally:
+            p.setPhysicsEngineParameter(enableFileCaching=1, physicsClientId=client)
 
     def forget(self, client: int, token: Any) -> None:
         pass
