@@ -263,3 +263,66 @@ def _backtrack(node: _Node) -> list[_Node]:
         chain.append(node)
         node = node.parent
     return chain[::-1]
+
+
+def cma_segments(pool, t_end: float | None = None, options: SamconOptions | None = None,
+                 progress=None) -> SamconResult:
+    """The ``cma`` method: CMA-ES (Hansen's ``cma``) on each segment's end knot in turn.
+
+    Segment by segment from the clip's start, CMA-ES searches the knot at ``t_{k+1}`` for
+    ``options.iterations`` generations of ``samples // iterations`` rollouts (at least 4), in the
+    coordinates ``knot = w ⊙ x`` (``w`` the sampling half-widths; DOFs of width 0 stay at 0) from
+    ``x = 0`` with step size 0.5; the best rollout ever seen ends the segment and starts the next
+    (a greedy chain: one start state per segment, where SAMCON keeps ``keep``).
+    ``cost_per_iteration[g]`` is the chain's cost with each segment's best after generation ``g``.
+    Seeded by ``(seed, segment)``; deterministic whatever the number of workers.
+    """
+    import cma
+
+    opt = options or SamconOptions()
+    opt.check()
+    sim = pool.local.sim
+    lay, dt = sim.layout, sim.opt.dt
+    start = pool.initial_state()
+    if t_end is None:
+        cfg = pool.config
+        t_end = cfg.clip.start + cfg.duration if cfg.duration is not None else sim.reference.duration
+    times = segment_times(start.t, float(t_end), opt.segment, dt)
+    n_seg = len(times) - 1
+    base = OffsetTrack.zeros(lay, times, model=sim.model.name, clip=str(sim.reference.source or ""))
+    width = widths_vector(lay, opt.widths)
+    active = np.flatnonzero(width > 0)
+    popsize = max(4, opt.samples // opt.iterations)
+    knots = np.zeros((n_seg + 1, base.n_dofs))
+    best_by_gen = np.zeros((opt.iterations, n_seg))
+    fell, rollouts, state = False, 0, start
+    for k in range(n_seg):
+        es = cma.CMAEvolutionStrategy(np.zeros(len(active)), 0.5, {
+            "seed": int(opt.seed) * 100_003 + k + 1, "popsize": popsize, "verbose": -9, "maxiter": opt.iterations,
+            "tolfun": 0, "tolx": 0, "tolstagnation": opt.iterations + 1, "tolflatfitness": opt.iterations + 1})
+        best = None
+        for g in range(opt.iterations):
+            xs = es.ask()
+            cand = []
+            for x in xs:
+                knot = np.zeros(base.n_dofs)
+                knot[active] = width[active] * np.asarray(x)
+                cand.append(knot)
+            results = pool.run([_request(base, k, knots[k], c, state, times[k + 1]) for c in cand])
+            rollouts += len(results)
+            es.tell(xs, [r.cost if np.isfinite(r.cost) else 1e30 for r in results])
+            for i, r in enumerate(results):
+                if np.isfinite(r.cost) and (best is None or r.cost < best[0]):
+                    best = (r.cost, cand[i], r)
+            best_by_gen[g, k] = best[0] if best is not None else np.inf
+            if progress is not None:
+                progress(g, k, n_seg, best_by_gen[g, :k + 1].sum())
+        if best is None:
+            raise ConfigError(f"cma: every sample of segment {k} ({times[k]:.2f}-{times[k + 1]:.2f} s) diverged")
+        knots[k + 1] = best[1]
+        state = best[2].end
+        fell = fell or best[2].fell
+    track = base.with_values(knots, meta={"method": "cma", "seed": opt.seed, "segment": opt.segment,
+                                          "samples": opt.samples, "iterations": opt.iterations,
+                                          "popsize": popsize, "cost": float(best_by_gen[-1].sum())})
+    return SamconResult(track, best_by_gen.sum(axis=1), best_by_gen, tuple([fell] * opt.iterations), rollouts, times)
