@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -70,8 +71,20 @@ def test_two_workers_give_what_one_gives_in_request_order():
     w = worker()
     start = w.initial_state()
     reqs = [RolloutRequest(start, track(10 + i, t1=0.1, knots=2, scale=0.15), 0.1, tag=i) for i in range(6)]
+    import glob
+    import tempfile
+
+    scratch = ["/dev/shm", tempfile.gettempdir()]
+    before = {f for d in scratch for f in glob.glob(f"{d}/tracker-*.bullet")}
     serial = RolloutPool(config(), workers=1).run(reqs)
     parallel = RolloutPool(config(), workers=2).run(reqs)
+    after = {f for d in scratch for f in glob.glob(f"{d}/tracker-*.bullet")}
+    for f in after - before:  # the engine states passed through files that are gone: none left by an ended process
+        pid = int(Path(f).name.split("-")[1])
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            raise AssertionError(f"{f} left behind by ended process {pid}") from None
     assert [r.tag for r in parallel] == list(range(6))
     for a, b in zip(serial, parallel):
         assert a.cost == b.cost and a.terms == b.terms

@@ -82,7 +82,10 @@ class MemoryTechnique:
     def restore(self, client: int, token: Any) -> None:
         if token.client != client:
             raise SimulationError("an in-memory engine state can only be restored in the client that saved it")
-        p.restoreState(token.state_id, physicsClientId=client)
+        try:
+            p.restoreState(token.state_id, physicsClientId=client)
+        except p.error as exc:
+            raise SimulationError(f"cannot restore a saved engine state ({exc})") from None
 
     def forget(self, client: int, token: Any) -> None:
         if token.client == client and p.isConnected(client):
@@ -102,34 +105,55 @@ class BulletTechnique:
     portable = True
 
     def __init__(self) -> None:
-        folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-        fd, self._path = tempfile.mkstemp(suffix=".bullet", prefix=f"tracker-{os.getpid()}-", dir=folder)
-        os.close(fd)
+        self._pid = 0
+        self._file = ""
+
+    @property
+    def _path(self) -> str:
+        """This process's scratch file (a forked worker gets its own: two processes never share one)."""
+        if self._pid != os.getpid():
+            folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+            fd, self._file = tempfile.mkstemp(suffix=".bullet", prefix=f"tracker-{os.getpid()}-", dir=folder)
+            os.close(fd)
+            _unlink(self._file)  # a unique name; the file exists only while a state passes through it
+            self._pid = os.getpid()
+        return self._file
 
     def save(self, client: int) -> bytes:
-        p.saveBullet(self._path, physicsClientId=client)
-        with open(self._path, "rb") as f:
-            return f.read()
+        path = self._path
+        try:
+            p.saveBullet(path, physicsClientId=client)
+            with open(path, "rb") as f:
+                return f.read()
+        finally:
+            _unlink(path)  # nothing left behind (forked workers end without running atexit hooks)
 
     def restore(self, client: int, token: bytes) -> None:
-        with open(self._path, "wb") as f:
+        path = self._path
+        with open(path, "wb") as f:
             f.write(token)
         # PyBullet caches files by name: with the cache on, a second restore from the same path would
         # bring back the first file's state. Off for this read only (URDF loading keeps its cache).
         p.setPhysicsEngineParameter(enableFileCaching=0, physicsClientId=client)
         try:
-            p.restoreState(fileName=self._path, physicsClientId=client)
+            p.restoreState(fileName=path, physicsClientId=client)
+        except p.error as exc:
+            raise SimulationError(f"cannot restore a saved engine state ({exc}); was it saved from a world "
+                                  "with the same bodies?") from None
         finally:
             p.setPhysicsEngineParameter(enableFileCaching=1, physicsClientId=client)
+            _unlink(path)
 
     def forget(self, client: int, token: Any) -> None:
         pass
 
-    def __del__(self) -> None:
-        try:
-            os.unlink(self._path)
-        except (OSError, AttributeError, TypeError):
-            pass
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 #: Engine techniques by name.
