@@ -51,3 +51,44 @@ def test_a_clip_the_model_cannot_stand_in_is_one_line_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "cannot stand at t = 0 s: nothing touches the ground" in err[0], err
     assert not out.exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize("method", ["samcon", "cma"])
+def test_a_killed_optimize_resumes_and_ends_with_the_uninterrupted_result(tmp_path, method):
+    import pickle
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = [sys.executable, "-m", "tracker", "optimize", WALK, "--method", method, "--duration", "0.6",
+            "--samples", "16", "--keep", "3", "--iterations", "2", "--seed", "4"]
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    subprocess.run(args + ["--out", str(whole)], check=True, capture_output=True, cwd=ROOT, timeout=600)
+    proc = subprocess.Popen(args + ["--out", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=ROOT)
+    ckpt = killed / "checkpoint.pkl"
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:  # kill it once it is well into the search
+            if ckpt.is_file() and (killed / "checkpoint.pkl.key").is_file():
+                try:
+                    state = pickle.loads(ckpt.read_bytes())
+                except (EOFError, pickle.UnpicklingError):
+                    state = {}
+                done = state.get("iteration", 0) * 6 + state.get("segment", 0)
+                if done >= 3:
+                    break
+            assert proc.poll() is None, "the search ended before it could be killed"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+    assert not (killed / "offsets.npz").exists()
+    subprocess.run(args + ["--out", str(killed)], check=True, capture_output=True, cwd=ROOT, timeout=600)
+    timing = json.loads((killed / "timing.json").read_text())
+    assert timing["resumed_from"] is not None and timing["resumed_from"]["segment"] + \
+        6 * timing["resumed_from"].get("iteration", 0) >= 3
+    for name in ("offsets.npz", "optimize.json", "recording.npz", "metrics.json"):
+        assert (killed / name).read_bytes() == (whole / name).read_bytes(), name
+    assert not ckpt.exists()

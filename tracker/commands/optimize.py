@@ -50,6 +50,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def cfg_overrides(args: argparse.Namespace) -> list[str]:
+    """The config overrides the command line asks for (``--set``, ``--start``, ``--duration``, ``--dt``)."""
+    sets = list(args.overrides)
+    if args.start is not None:
+        sets.append(f"clip.start={args.start!r}")
+    if args.duration is not None:
+        sets.append(f"sim.duration={args.duration!r}")
+    if args.dt is not None:
+        sets.append(f"sim.dt={args.dt!r}")
+    return sets
+
+
 def config_of(args: argparse.Namespace):
     """The experiment config to optimise: the given config, or a free-root config of the given clip."""
     from pathlib import Path
@@ -60,13 +72,7 @@ def config_of(args: argparse.Namespace):
     source = Path(args.source)
     if not source.is_file():
         raise ConfigError(f"{source}: no such clip or config")
-    sets = list(args.overrides)
-    if args.start is not None:
-        sets.append(f"clip.start={args.start!r}")
-    if args.duration is not None:
-        sets.append(f"sim.duration={args.duration!r}")
-    if args.dt is not None:
-        sets.append(f"sim.dt={args.dt!r}")
+    sets = cfg_overrides(args)
     if source.suffix.lower() in (".yaml", ".yml") and not _is_clip_yaml(source):
         return load_config(source, sets)
     raw = {"name": source.stem, "clip": {"path": str(source.resolve())}, "root": {"mode": "free"}}
@@ -91,7 +97,10 @@ def run(args: argparse.Namespace) -> int:
                         if args.method == "cma" else args.keep, iterations=args.iterations, seed=args.seed)
     opt.check()
     out = args.out or default_out_dir(cfg.replace(name=f"{cfg.name}-optimize"))
-    cmd = "tracker optimize " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 2 else ""
+    settings = [args.source, f"--method={args.method}", f"--iterations={args.iterations}", f"--samples={args.samples}",
+                f"--keep={args.keep}", f"--segment={args.segment!r}", f"--seed={args.seed}"]
+    settings += [f"--set={o}" for o in cfg_overrides(args)]
+    cmd = "tracker optimize " + " ".join(shlex.quote(a) for a in settings)
     header = f"Replay config of: {cmd}\nRun it again with: tracker run <this file>"
     res = optimize(cfg, out, method=args.method, options=opt, workers=args.workers, backend=args.backend,
                    progress=sys.stderr.isatty(), header=header)

@@ -9,6 +9,8 @@ writes into the output folder::
     optimize.json          method, settings, cost per iteration and per segment, segment times, rollouts
     cost_per_iteration.png, cost_per_segment.png
     optimize.md            the optimisation's report (settings, costs, the replay against plain SPD)
+    checkpoint.pkl(.key)   while searching: the state after the last segment; the same command, killed and
+                           run again, goes on from it (and ends with the uninterrupted result)
     config.yaml, metrics.json, recording.npz, plots, report.md    the replay: tracker run of the config
                            with controller.offsets = offsets.npz (the same keys as tracker run)
     timing.json            wall-clock times (solve, replay)
@@ -103,16 +105,24 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
             bar.set_postfix_str(f"segment {k + 1}/{n} cost {cost:.4g}", refresh=False)
             if k == n - 1:
                 bar.update(1)
+    from tracker.experiments.config import dump_config
+    from tracker.sampling.samcon import Checkpoint
+
+    # What the search depends on: the config, the method and its settings (not the workers).
+    key = f"method: {method}\noptions: {opt!r}\n{dump_config(cfg)}"
+    checkpoint = Checkpoint(folder / "checkpoint.pkl", key)
     t0 = time.perf_counter()
     try:
         run = samcon if method == "samcon" else cma_segments
-        res = run(pool, options=opt, progress=report)
+        res = run(pool, options=opt, progress=report, checkpoint=checkpoint)
     finally:
         if bar is not None:
             bar.close()
         pool.close()
     timing["solve_s"] = time.perf_counter() - t0
+    timing["resumed_from"] = checkpoint.resumed  # None: searched from the start
     res.track.save(folder / "offsets.npz")
+    checkpoint.remove()  # the search is done; its results are written below
     write_json_atomic(folder / "optimize.json", {
         "method": method, "workers_do_not_change_results": True,
         "options": {k: (list(map(list, v)) if k == "widths" else v) for k, v in dataclasses.asdict(opt).items()},

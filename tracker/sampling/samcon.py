@@ -171,7 +171,7 @@ def segment_times(t0: float, t1: float, segment: float, dt: float) -> np.ndarray
 
 
 def samcon(pool, t_end: float | None = None, options: SamconOptions | None = None,
-           progress=None) -> SamconResult:
+           progress=None, checkpoint=None) -> SamconResult:
     """Run SAMCON on ``pool``'s config from its start to ``t_end`` (module docstring).
 
     Args:
@@ -179,6 +179,9 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
         t_end: clip time to stop at (default: the config's end).
         options: :class:`SamconOptions`.
         progress: ``progress(iteration, segment, n_segments, best_cost)`` after each segment, or None.
+        checkpoint: a :class:`Checkpoint`: the search's state is written after every segment, and a
+            search that finds one of the same config and settings goes on from it. The random numbers
+            depend on ``(seed, iteration, segment)`` only, so the result is the uninterrupted one.
     """
     opt = options or SamconOptions()
     opt.check()
@@ -197,10 +200,17 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
     mean = np.zeros((n_seg + 1, base.n_dofs))  # knot values around which the next iteration samples
     incumbent: list[_Node] | None = None  # the best chain so far, one node per segment
     costs, seg_costs, fell, rollouts = [], [], [], 0
-    for it in range(opt.iterations):
+    it0, k0, kept = 0, 0, None
+    saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None:
+        it0, k0, kept, incumbent = saved["iteration"], saved["segment"], saved["kept"], saved["incumbent"]
+        mean, costs, seg_costs, fell, rollouts = (saved["mean"], saved["costs"], saved["segment_costs"],
+                                                  saved["fell"], saved["rollouts"])
+    for it in range(it0, opt.iterations):
         w = width * opt.decay ** it
-        kept = [_Node(np.zeros(base.n_dofs), 0.0, 0.0, start, None)]
-        for k in range(n_seg):
+        if not (it == it0 and k0 > 0):
+            kept = [_Node(np.zeros(base.n_dofs), 0.0, 0.0, start, None)]
+        for k in range(k0 if it == it0 else 0, n_seg):
             rng = np.random.default_rng((opt.seed, it, k))
             per = [opt.samples // len(kept) + (i < opt.samples % len(kept)) for i in range(len(kept))]
             requests, parents, knots = [], [], []
@@ -233,9 +243,14 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
             inc = next((n for n in nodes if n.incumbent), None)
             if inc is not None and not any(n.incumbent for n in chosen):
                 chosen = chosen[:-1] + [inc] if len(chosen) >= opt.keep and not last else chosen + [inc]
+            for old in kept:
+                old.end = None  # a start state no longer kept: its chain keeps only knots and costs
             kept = chosen
             if progress is not None:
                 progress(it, k, n_seg, min(n.total for n in kept))
+            if checkpoint is not None and not last:
+                checkpoint.save(dict(iteration=it, segment=k + 1, kept=kept, incumbent=incumbent, mean=mean,
+                                     costs=costs, segment_costs=seg_costs, fell=fell, rollouts=rollouts))
         best = min(kept, key=lambda n: (n.total, not n.incumbent))
         chain = _backtrack(best)
         incumbent = chain
@@ -243,10 +258,65 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
         costs.append(best.total)
         seg_costs.append([n.cost for n in chain])
         fell.append(bool(best.fell))
+        for n in chain:
+            n.end = None
+        if checkpoint is not None:
+            checkpoint.save(dict(iteration=it + 1, segment=0, kept=None, incumbent=incumbent, mean=mean,
+                                 costs=costs, segment_costs=seg_costs, fell=fell, rollouts=rollouts))
     track = base.with_values(mean, meta={"method": "samcon", "seed": opt.seed, "segment": opt.segment,
                                          "samples": opt.samples, "keep": opt.keep, "iterations": opt.iterations,
                                          "decay": opt.decay, "cost": float(costs[-1])})
     return SamconResult(track, np.array(costs), np.array(seg_costs), tuple(fell), rollouts, times)
+
+
+class Checkpoint:
+    """The search's state after each segment, in one file, for a killed run to go on from.
+
+    The state (kept start states with their chains, the best chain, costs) is pickled to ``path``
+    atomically; ``path`` + ``.key`` holds the text of what it is for (config, method, settings,
+    format version), and a checkpoint is read only when that text matches: a checkpoint of
+    another config or other settings is ignored (and overwritten). Read only checkpoints this
+    tool wrote into a result folder of yours (pickle runs code from the file it reads).
+    """
+
+    VERSION = 1
+
+    def __init__(self, path, key: str) -> None:
+        from pathlib import Path
+
+        self.path = Path(path)
+        self.key = f"tracker samcon checkpoint v{self.VERSION}\n{key}"
+        #: what :meth:`load` found: ``{"iteration": i, "segment": k}`` (SAMCON) or ``{"segment": k}`` (cma)
+        self.resumed: dict | None = None
+
+    def load(self) -> dict | None:
+        import pickle
+
+        key_path = self.path.with_name(self.path.name + ".key")
+        try:
+            if key_path.read_text() != self.key:
+                return None
+            with open(self.path, "rb") as f:
+                state = pickle.load(f)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ValueError):
+            return None  # no checkpoint, or a broken one: start from the beginning
+        self.resumed = {k: state[k] for k in ("iteration", "segment") if k in state}
+        return state
+
+    def save(self, state: dict) -> None:
+        import pickle
+
+        from tracker.atomic import atomic_target
+
+        with atomic_target(self.path) as tmp:
+            with open(tmp, "wb") as f:
+                pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
+        with atomic_target(self.path.with_name(self.path.name + ".key")) as tmp:
+            tmp.write_text(self.key)
+
+    def remove(self) -> None:
+        for p in (self.path, self.path.with_name(self.path.name + ".key")):
+            p.unlink(missing_ok=True)
 
 
 def _request(base: OffsetTrack, k: int, knot0: np.ndarray, knot1: np.ndarray, start, t_end: float) -> RolloutRequest:
@@ -266,7 +336,7 @@ def _backtrack(node: _Node) -> list[_Node]:
 
 
 def cma_segments(pool, t_end: float | None = None, options: SamconOptions | None = None,
-                 progress=None) -> SamconResult:
+                 progress=None, checkpoint: Checkpoint | None = None) -> SamconResult:
     """The ``cma`` method: CMA-ES (Hansen's ``cma``) on each segment's end knot in turn.
 
     Segment by segment from the clip's start, CMA-ES searches the knot at ``t_{k+1}`` for
@@ -275,7 +345,8 @@ def cma_segments(pool, t_end: float | None = None, options: SamconOptions | None
     ``x = 0`` with step size 0.5; the best rollout ever seen ends the segment and starts the next
     (a greedy chain: one start state per segment, where SAMCON keeps ``keep``).
     ``cost_per_iteration[g]`` is the chain's cost with each segment's best after generation ``g``.
-    Seeded by ``(seed, segment)``; deterministic whatever the number of workers.
+    Seeded by ``(seed, segment)``; deterministic whatever the number of workers; ``checkpoint``
+    as :func:`samcon` (written after every segment).
     """
     import cma
 
@@ -295,8 +366,12 @@ def cma_segments(pool, t_end: float | None = None, options: SamconOptions | None
     popsize = max(4, opt.samples // opt.iterations)
     knots = np.zeros((n_seg + 1, base.n_dofs))
     best_by_gen = np.zeros((opt.iterations, n_seg))
-    fell, rollouts, state = False, 0, start
-    for k in range(n_seg):
+    fell, rollouts, state, k0 = False, 0, start, 0
+    saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None:
+        k0, knots, best_by_gen, fell, rollouts, state = (saved["segment"], saved["knots"], saved["best_by_gen"],
+                                                         saved["fell"], saved["rollouts"], saved["state"])
+    for k in range(k0, n_seg):
         es = cma.CMAEvolutionStrategy(np.zeros(len(active)), 0.5, {
             "seed": int(opt.seed) * 100_003 + k + 1, "popsize": popsize, "verbose": -9, "maxiter": opt.iterations,
             "tolfun": 0, "tolx": 0, "tolstagnation": opt.iterations + 1, "tolflatfitness": opt.iterations + 1})
@@ -322,6 +397,9 @@ def cma_segments(pool, t_end: float | None = None, options: SamconOptions | None
         knots[k + 1] = best[1]
         state = best[2].end
         fell = fell or best[2].fell
+        if checkpoint is not None:
+            checkpoint.save(dict(segment=k + 1, knots=knots, best_by_gen=best_by_gen, fell=fell,
+                                 rollouts=rollouts, state=state))
     track = base.with_values(knots, meta={"method": "cma", "seed": opt.seed, "segment": opt.segment,
                                           "samples": opt.samples, "iterations": opt.iterations,
                                           "popsize": popsize, "cost": float(best_by_gen[-1].sum())})
