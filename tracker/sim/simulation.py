@@ -160,9 +160,14 @@ class Simulation:
         self._native = bool(getattr(self.controller, "drives_root_kinematically", False))
         self.offsets = opt.offsets
         if self.offsets is not None:
-            if getattr(reference, "target", None) is not None:
-                raise SimulationError("offset tracks need a clip reference, not a keyframe track")
-            self.offsets.check_layout(lay, "controller.offsets")
+            try:
+                if getattr(reference, "target", None) is not None:
+                    raise SimulationError("offset tracks need a clip reference, not a keyframe track")
+                self.offsets.check_layout(lay, "controller.offsets")
+            except Exception:
+                if world is None:
+                    self.world.close()  # do not leak the client
+                raise
         self.balance = self._balance_feedback()
         self.support = None  # the support polygon the balance feedback last used
         self.balance_term = None  # and its last feedback
