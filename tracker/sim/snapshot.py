@@ -113,7 +113,8 @@ class BulletTechnique:
         """This process's scratch file (a forked worker gets its own: two processes never share one)."""
         if self._pid != os.getpid():
             folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-            fd, self._file = tempfile.mkstemp(suffix=".bullet", prefix=f"tracker-{os.getpid()}-", dir=folder)
+            fd, self._file = tempfile.mkstemp(suffix=".bullet", prefix=f"tracker-{os.getppid()}-{os.getpid()}-",
+                                              dir=folder)
             os.close(fd)
             _unlink(self._file)  # a unique name; the file exists only while a state passes through it
             self._pid = os.getpid()
