@@ -132,6 +132,16 @@ CASES: dict[str, list[list[str]]] = {
         ["--quick"], ["--out", "x"], ["tan2011", "--bogus"], ["tan2011", "--quick", "extra"], ["x", "y", "z"],
         ["--list", "--bogus"], ["os"], ["__init__"],
     ],
+    "optimize": [
+        [], ["{missing}"], ["{empty_bvh}"], ["{notes_txt}"], ["{folder}"], ["{broken_yaml}"], ["{unknown_key_yaml}"],
+        [KICK, "--method", "lqr"], [KICK, "--method", ""], [KICK, "--samples", "-5"], [KICK, "--samples", "0"],
+        [KICK, "--samples", "x"], [KICK, "--iterations", "0"], [KICK, "--iterations", "-1"], [KICK, "--keep", "0"],
+        [KICK, "--keep", "50", "--samples", "10"], [KICK, "--segment", "0"], [KICK, "--segment", "-0.1"],
+        [KICK, "--segment", "0.001"], [KICK, "--workers", "0"], [KICK, "--workers", "1.5"],
+        [KICK, "--backend", "dask"], [KICK, "--seed", "-1"], [KICK, "--dt", "1"], [KICK, "--start", "100"],
+        [KICK, "--duration", "0"], [KICK, "--set", "bogus=1"], [KICK, "--bogus"], [KICK, KICK],
+        [KICK, "--segment", "5"],
+    ],
 }
 
 

@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "reproduce": "reproduce",
     "keyframes": "keyframes",
     "push": "push",
+    "optimize": "optimize",
 }
 
 

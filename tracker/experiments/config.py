@@ -13,7 +13,7 @@ lists them all with defaults and units)::
                  analytic: {prediction, partition, damping_ratio, gain_units},
                  timed: {lookahead, tension, inertia, integration, horizon, compensation,
                          gravity_compensation, min_steps},
-                 vt: {f0: id|peek|none, w0: step|sample}}
+                 vt: {f0: id|peek|none, w0: step|sample}, offsets: FILE}
     root: {mode: anchored|kinematic|free, kp_linear, kp_angular, kd_ratio}
     schedule: {enabled, k_r, k_r_ratio, t_e, t_f, scope, blend, min_separation}
     sim: {dt, substeps, duration, solver_iterations, max_speed}
@@ -161,6 +161,8 @@ class ControllerConfig:
     timed: TimedPDConfig = setting(TimedPDConfig(), "timed_pd options (timed_pd only)")
     vt: VTConfig = setting(VTConfig(), "virtual-trajectory options (controller vt only)")
     balance: BalanceConfig = setting(BalanceConfig(), "CoM balance feedback (free root)")
+    offsets: str | None = setting(None, "offset-track file (.npz, tracker optimize): the servo aims at the "
+                                  "clip ⊕ these PD-target offsets (tracker.sampling.offsets)", path=True)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -118,7 +118,7 @@ def build(cfg: ExperimentConfig) -> Prepared:
                      root_kp=(root.kp_linear, root.kp_angular), root_kd_ratio=root.kd_ratio,
                      max_speed=cfg.sim.max_speed, start=clip.start, solver_iterations=cfg.sim.solver_iterations,
                      controller_options=controller_options(cfg), substeps=cfg.sim.substeps,
-                     balance=_balance_options(cfg))
+                     balance=_balance_options(cfg), offsets=_offsets(cfg, model, ref))
     gains = build_gains(model, cfg.sim.dt, k=g.k_t, inertia_scaled=g.inertia_scaling, kd_mode=g.kd_mode,
                         kd_ratio=g.kd_ratio, kd=g.kd, gain_scale=g.scale, root_kp=(root.kp_linear, root.kp_angular),
                         root_kd_ratio=root.kd_ratio, root=root.mode, torque_limits=g.torque_limits)
@@ -165,6 +165,24 @@ def _balance_options(cfg: ExperimentConfig):
     from tracker.control.balance import BalanceOptions
 
     return BalanceOptions(enabled=True, kp=b.kp, kd=b.kd, target=b.target, strategy=b.strategy)
+
+
+def _offsets(cfg: ExperimentConfig, model, ref):
+    """The config's offset track (:mod:`tracker.sampling.offsets`), checked against the model; None without."""
+    path = cfg.controller.offsets
+    if path is None:
+        return None
+    from tracker.sampling.offsets import load_offsets
+
+    if getattr(ref, "target", None) is not None:
+        raise ConfigError(f"{cfg.source or cfg.name}: controller.offsets: needs a clip, not a keyframe file")
+    where = f"{cfg.source or cfg.name}: controller.offsets"
+    try:
+        track = load_offsets(path)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    track.check_layout(model.layout, f"{where}: {path}")
+    return track
 
 
 def _plan(launches: list, ref, model, cfg: ExperimentConfig) -> None:

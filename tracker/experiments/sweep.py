@@ -360,7 +360,25 @@ def _same_config(folder: Path, cfg) -> bool:
     return strip(path.read_text()) == strip(dump_config(cfg))
 
 
-def _pool_map(jobs: list[tuple], workers: int):
+def parallel_map(fn, jobs: list[tuple], workers: int = 1, backend: str = "local"):
+    """``fn(*job)`` for every job, in parallel on the sweep's backends; yields results as they finish.
+
+    ``local``: worker processes (forked on Linux, so they start with the parent's imports and caches;
+    they die with the parent); ``ray``: Ray tasks. ``fn`` must be a module-level function. Rollout
+    batches (:mod:`tracker.sampling.pool`) run through here as sweep runs do.
+    """
+    if backend not in ("local", "ray"):
+        raise ConfigError(f"backend {backend!r} is not one of: local, ray")
+    if backend == "ray":
+        yield from _ray_map(jobs, workers, fn)
+    elif workers == 1 or len(jobs) <= 1:
+        for j in jobs:
+            yield fn(*j)
+    else:
+        yield from _pool_map(jobs, workers, fn)
+
+
+def _pool_map(jobs: list[tuple], workers: int, fn=None):
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -369,7 +387,7 @@ def _pool_map(jobs: list[tuple], workers: int):
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context(method),
                              initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
-        futures = [pool.submit(_run_one, *j) for j in jobs]
+        futures = [pool.submit(fn or _run_one, *j) for j in jobs]
         try:
             for fut in as_completed(futures):
                 yield fut.result()
@@ -425,7 +443,7 @@ def _require_ray():
     return ray
 
 
-def _ray_map(jobs: list[tuple], workers: int):
+def _ray_map(jobs: list[tuple], workers: int, fn=None):
     ray = _require_ray()
     started = False
     if not ray.is_initialized():
@@ -441,7 +459,7 @@ def _ray_map(jobs: list[tuple], workers: int):
         ray.init(**kwargs)
         started = True
     try:
-        remote = ray.remote(num_cpus=1)(_run_one)
+        remote = ray.remote(num_cpus=1)(fn or _run_one)
         pending = [remote.remote(*j) for j in jobs]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)

@@ -90,6 +90,9 @@ class SimOptions:
     fall_height: float = 0.5
     #: CoM balance feedback (:class:`tracker.control.balance.BalanceOptions`), spd/pd only; None: off.
     balance: object | None = None
+    #: PD-target offsets (:class:`tracker.sampling.offsets.OffsetTrack`): the servo aims at
+    #: ``reference ⊕ Δ(t)``; the recording's ``q_ref`` stays the clip. None: none.
+    offsets: object | None = None
 
 
 @dataclass
@@ -155,6 +158,16 @@ class Simulation:
         if scenario is not None and hasattr(self.controller, "bind"):
             self.controller.bind(scenario)  # controllers that react to contacts watch its events
         self._native = bool(getattr(self.controller, "drives_root_kinematically", False))
+        self.offsets = opt.offsets
+        if self.offsets is not None:
+            try:
+                if getattr(reference, "target", None) is not None:
+                    raise SimulationError("offset tracks need a clip reference, not a keyframe track")
+                self.offsets.check_layout(lay, "controller.offsets")
+            except Exception:
+                if world is None:
+                    self.world.close()  # do not leak the client
+                raise
         self.balance = self._balance_feedback()
         self.support = None  # the support polygon the balance feedback last used
         self.balance_term = None  # and its last feedback
@@ -245,6 +258,9 @@ class Simulation:
         key_target = getattr(self.reference, "target", None)
         target = (key_target(self.t + dt) if key_target is not None
                   else Target(q_next, v_next, q_now, v_now, t=self.t + dt))
+        if self.offsets is not None:  # aim at reference ⊕ Δ (tracker.sampling.offsets); rows keep the clip
+            target = target._replace(q=self.offsets.apply(self.layout, target.q, self.t + dt),
+                                     q_now=self.offsets.apply(self.layout, q_now, self.t))
         state = State(q, v)
         if self.balance is None:
             tau = self.controller.torques(state, target, self.gains, dt)

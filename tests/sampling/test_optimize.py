@@ -1,0 +1,100 @@
+"""'tracker optimize': search, write, replay; refuses a clip the model cannot stand in (issue 20)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tracker.cli import main
+from tracker.sampling.offsets import load_offsets
+from tracker.sim.recording import Recording
+
+ROOT = Path(__file__).resolve().parents[2]
+WALK = str((ROOT / ".." / "shared" / "mocap" / "cmu_02_01_walk.bvh").resolve())
+RUN_KEYS = ("fell", "joint_error_mean_rad", "joint_error_max_rad", "root_error_mean_m", "ee_error_mean_m",
+            "torque_saturation", "effort_mean_nm", "diverged", "steps", "status")
+
+
+@pytest.mark.parametrize("method", ["samcon", "cma"])
+def test_optimize_writes_the_track_the_costs_and_the_replay(tmp_path, method, capsys):
+    out = tmp_path / "out"
+    status = main(["optimize", WALK, "--method", method, "--duration", "0.4", "--samples", "8", "--keep", "2",
+                   "--iterations", "2", "--seed", "3", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    for name in ("offsets.npz", "optimize.json", "optimize.md", "cost_per_iteration.png", "cost_per_segment.png",
+                 "config.yaml", "metrics.json", "recording.npz", "report.md", "timing.json"):
+        assert (out / name).is_file(), name
+    info = json.loads((out / "optimize.json").read_text())
+    assert info["method"] == method and len(info["cost_per_iteration"]) == 2
+    assert info["cost_per_iteration"][1] <= info["cost_per_iteration"][0]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert set(RUN_KEYS) <= set(metrics) and metrics["fell"] is False
+    track = load_offsets(out / "offsets.npz")
+    assert track.meta["method"] == method and np.abs(track.values).max() > 0
+    assert f"offsets: {(out / 'offsets.npz').resolve()}" in (out / "config.yaml").read_text()
+    rec = Recording.load(out / "recording.npz")
+    assert rec.n_steps == 24 and rec.meta["root"] == "free"
+    assert f"{method}: " in printed and "plain SPD" in printed
+
+
+def test_a_clip_the_model_cannot_stand_in_is_one_line_exit_2(tmp_path, capsys):
+    pose = (ROOT / "data" / "poses" / "stand.yaml").read_text().replace("height: 0.0", "height: 0.5")
+    (tmp_path / "jump.yaml").write_text(pose)
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(f"clip: {{path: {tmp_path / 'jump.yaml'}}}\nroot: {{mode: free}}\nsim: {{duration: 1.0}}\n")
+    out = tmp_path / "out"
+    assert main(["optimize", str(cfg), "--samples", "4", "--keep", "1", "--iterations", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot stand at t = 0 s: nothing touches the ground" in err[0], err
+    assert not out.exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize("method", ["samcon", "cma"])
+def test_a_killed_optimize_resumes_and_ends_with_the_uninterrupted_result(tmp_path, method):
+    import pickle
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = [sys.executable, "-m", "tracker", "optimize", WALK, "--method", method, "--duration", "0.6",
+            "--samples", "16", "--keep", "3", "--iterations", "2", "--seed", "4"]
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    subprocess.run(args + ["--out", str(whole)], check=True, capture_output=True, cwd=ROOT, timeout=600)
+    proc = subprocess.Popen(args + ["--out", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=ROOT)
+    ckpt = killed / "checkpoint.pkl"
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:  # kill it once it is well into the search
+            if ckpt.is_file() and (killed / "checkpoint.pkl.key").is_file():
+                try:
+                    state = pickle.loads(ckpt.read_bytes())
+                except (EOFError, pickle.UnpicklingError):
+                    state = {}
+                done = state.get("iteration", 0) * 6 + state.get("segment", 0)
+                if done >= 3:
+                    break
+            assert proc.poll() is None, "the search ended before it could be killed"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+        import glob
+        import tempfile
+
+        for d in ("/dev/shm", tempfile.gettempdir()):  # a killed process may leave its engine scratch file
+            for f in glob.glob(f"{d}/tracker-*{proc.pid}-*.bullet"):
+                Path(f).unlink(missing_ok=True)
+    assert not (killed / "offsets.npz").exists()
+    subprocess.run(args + ["--out", str(killed)], check=True, capture_output=True, cwd=ROOT, timeout=600)
+    timing = json.loads((killed / "timing.json").read_text())
+    assert timing["resumed_from"] is not None and timing["resumed_from"]["segment"] + \
+        6 * timing["resumed_from"].get("iteration", 0) >= 3
+    for name in ("offsets.npz", "optimize.json", "recording.npz", "metrics.json"):
+        assert (killed / name).read_bytes() == (whole / name).read_bytes(), name
+    assert not ckpt.exists()

@@ -1,0 +1,137 @@
+"""Rollouts from saved states: the same steps as 'tracker run', chained or not, serial or parallel (issue 20)."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tracker.errors import ConfigError
+from tracker.experiments.config import config_from_data
+from tracker.experiments.runner import build, simulate
+from tracker.sampling.cost import TrackingCost
+from tracker.sampling.offsets import OffsetTrack
+from tracker.sampling.pool import RolloutPool
+from tracker.sampling.rollout import RolloutRequest, RolloutWorker
+
+ROOT = Path(__file__).resolve().parents[2]
+WALK = str((ROOT / ".." / "shared" / "mocap" / "cmu_02_01_walk.bvh").resolve())
+
+
+def config(offsets: str | None = None, duration: float = 0.5):
+    raw = {"clip": {"path": WALK}, "root": {"mode": "free"}, "sim": {"dt": 1 / 60, "duration": duration},
+           "outputs": {"plots": False}}
+    if offsets:
+        raw["controller"] = {"offsets": offsets}
+    return config_from_data(raw, ROOT / "walk_free.yaml")
+
+
+@lru_cache(maxsize=None)
+def worker() -> RolloutWorker:
+    return RolloutWorker(build(config()))
+
+
+def track(seed: int, t1: float = 0.5, knots: int = 6, scale: float = 0.08) -> OffsetTrack:
+    lay = worker().sim.layout
+    base = OffsetTrack.zeros(lay, np.linspace(0.0, t1, knots), model="humanoid")
+    return base.with_values(np.random.default_rng(seed).normal(0.0, scale, base.values.shape))
+
+
+def test_a_rollout_is_the_run_tracker_run_makes_with_the_same_track(tmp_path):
+    tr = track(1)
+    path = tr.save(tmp_path / "t.npz")
+    rec, _ = simulate(build(config(str(path))))
+    w = worker()
+    res = w.rollout(RolloutRequest(w.initial_state(), tr, 0.5, keep_states=True))
+    assert res.steps == len(rec.t) == 30 and not res.diverged
+    np.testing.assert_array_equal(res.q, rec.q)
+    np.testing.assert_array_equal(res.q_end, rec.q[-1])
+
+
+def test_chained_windows_equal_one_long_rollout():
+    w, tr = worker(), track(2)
+    start = w.initial_state()
+    whole = w.rollout(RolloutRequest(start, tr, 0.5, keep_states=True))
+    s, qs = start, []
+    for k in range(1, 6):
+        part = w.rollout(RolloutRequest(s, tr, 0.1 * k, keep_states=True))
+        qs.append(part.q)
+        s = part.end
+        assert abs(s.t - 0.1 * k) < 1e-9
+    np.testing.assert_array_equal(np.concatenate(qs), whole.q)
+    # a start state restored from engine memory (the worker's cache) gives the same as from its bytes
+    again = w.rollout(RolloutRequest(start, tr, 0.5, keep_states=True))
+    np.testing.assert_array_equal(again.q, whole.q)
+
+
+def test_two_workers_give_what_one_gives_in_request_order():
+    w = worker()
+    start = w.initial_state()
+    reqs = [RolloutRequest(start, track(10 + i, t1=0.1, knots=2, scale=0.15), 0.1, tag=i) for i in range(6)]
+    import glob
+    import tempfile
+
+    scratch = ["/dev/shm", tempfile.gettempdir()]
+    before = {f for d in scratch for f in glob.glob(f"{d}/tracker-*.bullet")}
+    serial = RolloutPool(config(), workers=1).run(reqs)
+    parallel = RolloutPool(config(), workers=2).run(reqs)
+    after = {f for d in scratch for f in glob.glob(f"{d}/tracker-*.bullet")}
+    # the engine states passed through scratch files (tracker-PARENT-PID-*.bullet) that are gone: none is
+    # left by this process's worker processes, which have ended
+    mine = [f for f in after - before if Path(f).name.split("-")[1] == str(os.getpid())]
+    assert not mine, mine
+    assert [r.tag for r in parallel] == list(range(6))
+    for a, b in zip(serial, parallel):
+        assert a.cost == b.cost and a.terms == b.terms
+        np.testing.assert_array_equal(a.q_end, b.q_end)
+        assert a.end.engine == b.end.engine  # the end states are the same bytes
+    assert len({r.cost for r in serial}) == 6  # different tracks, different costs
+
+
+def test_cost_terms_grow_with_the_offsets():
+    w = worker()
+    start = w.initial_state()
+    costs = [w.rollout(RolloutRequest(start, track(3, scale=s) if s else None, 0.5)).cost for s in (0.0, 0.05, 0.3)]
+    assert 0 < costs[0] < costs[2] and costs[1] < costs[2]
+
+
+def test_fast_forward_kinematics_matches_the_models():
+    cost = TrackingCost(build(config()).model)
+    lay = cost.layout
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        q = lay.neutral_q()
+        q[0:3] = rng.normal(size=3)
+        for s in [None, *lay.joints]:
+            sl = slice(3, 7) if s is None else s.q
+            if s is None or s.kind == "spherical":
+                r = rng.normal(size=4)
+                q[sl] = r / np.linalg.norm(r)
+            else:
+                q[sl] = rng.uniform(-2, 2)
+        pos, com = cost.forward(q)
+        ref_pos, ref_rot = cost.kin.forward(q)
+        for link, p_ in ref_pos.items():
+            np.testing.assert_allclose(pos[link], p_[0], atol=1e-12)
+        m = np.array([cost.kin.masses[k] for k in cost._links])
+        c = sum(mk * (ref_pos[k][0] + ref_rot[k][0].apply(cost.kin.inertial_origin[k]))
+                for k, mk in zip(cost._links, m)) / m.sum()
+        np.testing.assert_allclose(com, c, atol=1e-12)
+
+
+def test_pool_refuses_bad_settings():
+    with pytest.raises(ConfigError, match="workers must be a whole number >= 1"):
+        RolloutPool(config(), workers=0)
+    with pytest.raises(ConfigError, match="backend 'gpu' is not one of: local, ray"):
+        RolloutPool(config(), backend="gpu")
+    w = worker()
+    w.technique = "memory"
+    try:
+        start = w.initial_state()
+    finally:
+        w.technique = "bullet"
+    with pytest.raises(ConfigError, match="portable start states"):
+        RolloutPool(config(), workers=2).run([RolloutRequest(start, None, 0.05)] * 2)

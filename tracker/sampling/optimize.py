@@ -1,0 +1,189 @@
+"""``tracker optimize``: search an offset track for a config, then replay it as ``tracker run`` does.
+
+:func:`optimize` checks that the character can stand at the clip's start, runs SAMCON
+(:func:`~tracker.sampling.samcon.samcon`) or the per-segment CMA-ES
+(:func:`~tracker.sampling.samcon.cma_segments`) on a :class:`~tracker.sampling.pool.RolloutPool`, and
+writes into the output folder::
+
+    offsets.npz            the offset track (tracker.sampling.offsets; controller.offsets of a config)
+    optimize.json          method, settings, cost per iteration and per segment, segment times, rollouts
+    cost_per_iteration.png, cost_per_segment.png
+    optimize.md            the optimisation's report (settings, costs, the replay against plain SPD)
+    checkpoint.pkl(.key)   while searching: the state after the last segment; the same command, killed and
+                           run again, goes on from it (and ends with the uninterrupted result)
+    config.yaml, metrics.json, recording.npz, plots, report.md    the replay: tracker run of the config
+                           with controller.offsets = offsets.npz (the same keys as tracker run)
+    timing.json            wall-clock times (solve, replay)
+
+Everything but ``timing.json`` depends on the config and the settings (seed included) alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tracker.errors import ConfigError
+from tracker.experiments.results import write_json_atomic, write_text_atomic
+
+METHODS = ("samcon", "cma")
+
+
+@dataclass
+class OptimizeOutcome:
+    """What :func:`optimize` did: the search's result, the replay's outcome and the plain-SPD baseline."""
+
+    result: object
+    replay: object
+    plain: dict
+    folder: Path
+    timing: dict
+
+
+def check_stance(cfg):
+    """Refuse a clip the model cannot stand in at its start: no foot on the ground; returns the prepared config.
+
+    Raises:
+        ConfigError: naming the clip, the time, and what touches the ground instead.
+    """
+    from tracker.experiments.runner import build, make_simulation
+    from tracker.sim.support import support_of, touching_links
+
+    prep = build(cfg)
+    sim = make_simulation(prep)  # a throwaway simulation: settling contacts changes the engine's caches
+    try:
+        sim.world.settle_contacts(sim.character)
+        if support_of(sim.character, sim.world.ground).empty:
+            others = touching_links(sim.character, sim.world.ground)
+            where = f"only {', '.join(others)} touch the ground" if others else "nothing touches the ground"
+            raise ConfigError(f"{cfg.clip.path}: the model cannot stand at t = {cfg.clip.start:g} s: {where} "
+                              f"(feet: {', '.join(prep.model.feet)}); optimize needs a clip that starts on its feet")
+    finally:
+        sim.close()
+    return prep
+
+
+def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers: int = 1, backend: str = "local",
+             progress: bool = False, header: str = "") -> OptimizeOutcome:
+    """Search, write and replay (module docstring).
+
+    Raises:
+        ConfigError: unknown method, bad settings, a clip the model cannot stand in at its start.
+    """
+    from tracker.experiments.runner import build, run_experiment, simulate
+    from tracker.sampling.pool import RolloutPool
+    from tracker.sampling.samcon import SamconOptions, cma_segments, samcon
+
+    if method not in METHODS:
+        raise ConfigError(f"method {method!r} is not one of: {', '.join(METHODS)}")
+    opt = options or SamconOptions()
+    opt.check()
+    prep = check_stance(cfg)
+    from tracker.sampling.samcon import segment_times
+
+    t_end = cfg.clip.start + cfg.duration if cfg.duration is not None else prep.reference.duration
+    segment_times(cfg.clip.start, t_end, opt.segment, cfg.sim.dt)  # a bad segment length fails before any file
+    folder = Path(out)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the result folder {folder} ({exc.strerror or exc})") from None
+    (folder / "metrics.json").unlink(missing_ok=True)
+    pool = RolloutPool(cfg, workers=workers, backend=backend)
+    timing: dict = {}
+    bar, report = None, None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=opt.iterations, unit="it", desc=f"{method}", leave=False)
+
+        def report(it, k, n, cost):
+            bar.set_postfix_str(f"segment {k + 1}/{n} cost {cost:.4g}", refresh=False)
+            if k == n - 1:
+                bar.update(1)
+    from tracker.experiments.config import dump_config
+    from tracker.sampling.samcon import Checkpoint
+
+    # What the search depends on: the config, the method and its settings (not the workers).
+    key = f"method: {method}\noptions: {opt!r}\n{dump_config(cfg)}"
+    checkpoint = Checkpoint(folder / "checkpoint.pkl", key)
+    t0 = time.perf_counter()
+    try:
+        run = samcon if method == "samcon" else cma_segments
+        res = run(pool, options=opt, progress=report, checkpoint=checkpoint)
+    finally:
+        if bar is not None:
+            bar.close()
+        pool.close()
+    timing["solve_s"] = time.perf_counter() - t0
+    timing["resumed_from"] = checkpoint.resumed  # None: searched from the start
+    res.track.save(folder / "offsets.npz")
+    checkpoint.remove()  # the search is done; its results are written below
+    write_json_atomic(folder / "optimize.json", {
+        "method": method, "workers_do_not_change_results": True,
+        "options": {k: (list(map(list, v)) if k == "widths" else v) for k, v in dataclasses.asdict(opt).items()},
+        "cost_per_iteration": res.cost_per_iteration.tolist(), "segment_costs": res.segment_costs.tolist(),
+        "segment_times": res.times.tolist(), "rollouts": int(res.rollouts), "fell": list(res.fell)})
+    _plots(folder, res, method)
+    plain_rec, _ = simulate(build(cfg))  # plain SPD toward the clip: how it fares without the offsets
+    plain = {"fell_at": plain_rec.meta.get("fell_at"), "status": plain_rec.status}
+    replay_cfg = cfg.replace(controller=dataclasses.replace(cfg.controller, offsets=str((folder / "offsets.npz").resolve())))
+    t0 = time.perf_counter()
+    outcome = run_experiment(replay_cfg, folder, header=header)
+    timing.update(outcome.timing)
+    timing["replay_s"] = time.perf_counter() - t0
+    write_json_atomic(folder / "timing.json", timing)
+    write_text_atomic(folder / "optimize.md", _report(cfg, method, opt, res, outcome.metrics, plain, timing))
+    return OptimizeOutcome(res, outcome, plain, folder, timing)
+
+
+def _plots(folder: Path, res, method: str) -> None:
+    from matplotlib.figure import Figure
+
+    from tracker.analysis.plots import save_figure
+
+    fig = Figure(figsize=(6.4, 4.0))
+    ax = fig.add_subplot(1, 1, 1)
+    ax.plot(np.arange(1, len(res.cost_per_iteration) + 1), res.cost_per_iteration, "o-")
+    ax.set_xlabel("iteration" if method == "samcon" else "CMA-ES generation")
+    ax.set_ylabel("best chain's cost (sum over segments)")
+    ax.set_title(f"{method}: cost per iteration", fontsize=9)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    save_figure(fig, folder / "cost_per_iteration.png")
+    fig = Figure(figsize=(6.4, 4.0))
+    ax = fig.add_subplot(1, 1, 1)
+    mids = 0.5 * (res.times[:-1] + res.times[1:])
+    for i, row in enumerate(res.segment_costs):
+        ax.plot(mids, row, "o-", ms=3, label=f"iteration {i + 1}", alpha=0.4 + 0.6 * (i + 1) / len(res.segment_costs))
+    ax.set_xlabel("clip time (segment centre), s")
+    ax.set_ylabel("segment cost")
+    ax.set_yscale("log")
+    ax.set_title(f"{method}: the best chain's cost per segment", fontsize=9)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, folder / "cost_per_segment.png")
+
+
+def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict) -> str:
+    lines = [f"# {method}: {Path(cfg.clip.path).name}", "",
+             f"Window {res.times[0]:.3f}-{res.times[-1]:.3f} s in {len(res.times) - 1} segments of {opt.segment:g} s; "
+             f"{opt.samples} samples per segment, keep {opt.keep}, {opt.iterations} iterations, seed {opt.seed}; "
+             f"{res.rollouts} rollouts in {timing['solve_s']:.1f} s.", "",
+             "| iteration | cost |", "|---:|---:|"]
+    lines += [f"| {i + 1} | {c:.5g} |" for i, c in enumerate(res.cost_per_iteration)]
+    fell_at = plain.get("fell_at")
+    lines += ["", "Replay (tracker run with controller.offsets = offsets.npz):", "",
+              f"- fell: {metrics.get('fell')}",
+              f"- joint error mean: {metrics.get('joint_error_mean_rad', float('nan')):.4f} rad",
+              f"- root position error mean: {metrics.get('root_error_mean_m', float('nan')):.4f} m",
+              f"- plain SPD toward the clip (no offsets): " + (f"FELL at t = {fell_at:.2f} s" if fell_at is not None
+                                                               else "did not fall"),
+              "", "![cost per iteration](cost_per_iteration.png)", "",
+              "![cost per segment](cost_per_segment.png)", ""]
+    return "\n".join(lines)

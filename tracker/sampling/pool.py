@@ -1,0 +1,112 @@
+"""Many rollouts in parallel, through the sweep's backends (local worker processes, or Ray).
+
+A :class:`RolloutPool` splits a batch of :class:`~tracker.sampling.rollout.RolloutRequest` s into one
+contiguous chunk per worker and runs the chunks with
+:func:`tracker.experiments.sweep.parallel_map`, the same machinery that runs a sweep's runs (forked
+processes that die with their parent; ``ray`` for many machines). Each worker process builds its
+own :class:`~tracker.sampling.rollout.RolloutWorker` for the config once and keeps it for the
+batch; start states travel as portable (``bullet``) snapshots. With one local worker the batch runs
+in this process, on one worker kept across batches. Results come back in request order, and are
+the same whatever the number of workers (``tests/sampling/test_rollout.py``).
+"""
+
+from __future__ import annotations
+
+from tracker.errors import ConfigError
+from tracker.sampling.cost import CostWeights
+from tracker.sampling.rollout import RolloutRequest, RolloutResult, RolloutWorker
+
+#: Per process: the rollout worker of each config (key: the resolved config text and the weights).
+_WORKERS: dict[str, RolloutWorker] = {}
+#: The process that built the workers in :data:`_WORKERS` (a forked child inherits the dict but builds its own:
+#: it never steps a PyBullet client it did not open).
+_OWNER: list[int] = [0]
+
+
+def _key(config, weights: CostWeights) -> str:
+    from tracker.experiments.config import dump_config
+
+    return dump_config(config) + repr(weights)
+
+
+def _worker(config, weights: CostWeights) -> RolloutWorker:
+    import os
+
+    if _OWNER[0] != os.getpid():  # a forked worker process: the parent's simulations are not its own
+        _WORKERS.clear()
+        _OWNER[0] = os.getpid()
+    key = _key(config, weights)
+    w = _WORKERS.get(key)
+    if w is None:
+        from tracker.experiments.runner import build
+
+        for old in _WORKERS.values():  # one simulation per process at a time
+            old.close()
+        _WORKERS.clear()
+        w = _WORKERS[key] = RolloutWorker(build(config), weights)
+    return w
+
+
+def _run_chunk(config, weights: CostWeights, index: int, requests: list[RolloutRequest]) -> tuple[int, list]:
+    """Worker entry: one chunk of a batch; returns ``(index, results)``."""
+    return index, _worker(config, weights).run_all(requests)
+
+
+class RolloutPool:
+    """Rollouts of one experiment config on ``workers`` processes.
+
+    Args:
+        config: the :class:`~tracker.experiments.config.ExperimentConfig` (its balls are not launched).
+        workers: parallel workers (>= 1).
+        backend: ``local`` or ``ray``.
+        weights: the cost's weights.
+    """
+
+    def __init__(self, config, workers: int = 1, backend: str = "local", weights: CostWeights | None = None) -> None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ConfigError(f"workers must be a whole number >= 1, got {workers!r}")
+        if backend not in ("local", "ray"):
+            raise ConfigError(f"backend {backend!r} is not one of: local, ray")
+        if backend == "ray":
+            from tracker.experiments.sweep import _require_ray
+
+            _require_ray()
+        self.config = config
+        self.workers = workers
+        self.backend = backend
+        self.weights = weights or CostWeights()
+
+    @property
+    def local(self) -> RolloutWorker:
+        """This process's worker (initial states, serial batches)."""
+        return _worker(self.config, self.weights)
+
+    def initial_state(self):
+        """The portable state at the config's start."""
+        return self.local.initial_state()
+
+    def run(self, requests: list[RolloutRequest]) -> list[RolloutResult]:
+        """Every request's result, in request order."""
+        requests = list(requests)
+        if not requests:
+            return []
+        if self.workers == 1 and self.backend == "local":
+            return self.local.run_all(requests)
+        for r in requests:
+            if not r.start.portable:
+                raise ConfigError("parallel rollouts need portable start states (technique 'bullet')")
+        from tracker.experiments.sweep import parallel_map
+
+        n = min(self.workers, len(requests))
+        bounds = [round(i * len(requests) / n) for i in range(n + 1)]
+        jobs = [(self.config, self.weights, i, requests[bounds[i]:bounds[i + 1]]) for i in range(n)]
+        chunks: dict[int, list] = {}
+        for index, results in parallel_map(_run_chunk, jobs, n, self.backend):
+            chunks[index] = results
+        return [res for i in range(n) for res in chunks[i]]
+
+    def close(self) -> None:
+        """Close this process's worker."""
+        for w in _WORKERS.values():
+            w.close()
+        _WORKERS.clear()

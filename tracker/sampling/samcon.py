@@ -1,0 +1,406 @@
+"""SAMCON: sampling-based motion control (Liu et al. 2010, 2015), on rollouts from saved states.
+
+The clip window ``[t_0, t_K]`` is cut into segments of ``segment`` seconds; the PD-target offsets
+``Δ`` are piecewise linear on the segment boundaries (an :class:`~tracker.sampling.offsets.OffsetTrack`
+with one knot per boundary, ``Δ(t_0) = 0``). One iteration walks the segments in order:
+
+1. **Samples.** Each kept start state of segment ``k`` (one at ``k = 0``: the clip's pose) gets an
+   equal share of ``samples`` rollouts; each draws the knot at ``t_{k+1}`` uniformly in a box
+   around the previous iteration's solution, ``Δ_{k+1} = μ_{k+1} + w ⊙ u``, ``u ~ U(−1, 1)``, with
+   per-DOF half-widths ``w`` (:class:`SamconOptions.widths`) shrunk by ``decay`` each iteration; the
+   knot at ``t_k`` is the one its start state's chain ended with, so the track stays continuous.
+2. **Simulation.** Each sample is a rollout of segment ``k`` from its start state
+   (:mod:`.rollout`, in parallel through :mod:`.pool`), scored by the tracking cost
+   (:mod:`.cost`: pose, root, end effectors, balance; a fallen sample pays a penalty).
+3. **Selection.** The ``keep`` samples of lowest segment cost become the next segment's start
+   states (Liu et al. 2010 keep the best of each segment's samples).
+4. **Backtracking.** At the last segment the sample of lowest accumulated cost (the sum of its
+   chain's segment costs) is followed back to ``t_0``: its knots are the iteration's track.
+
+Iterations re-sample around the last best track (Liu et al. 2015's refinement of the sampling
+distribution around the previous solution, in its simplest form: the mean moves, the box
+shrinks). The best chain of the previous iteration is carried along as one of the kept states of
+every segment (never displaced, its rollouts deterministic), so an iteration's best cost is never
+worse than the last one's.
+
+Everything random comes from ``numpy.random.default_rng((seed, iteration, segment))`` drawn in this
+process in request order, and rollouts are deterministic and returned in request order, so a
+result depends on the seed alone, not on the number of workers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tracker.errors import ConfigError
+from tracker.sampling.offsets import OffsetTrack, layout_joints
+from tracker.sampling.rollout import RolloutRequest
+
+#: Default sampling half-widths by joint-name pattern (rad), first match wins (``docs/samcon.md``).
+DEFAULT_WIDTHS: tuple[tuple[str, float], ...] = (
+    (r"hip|knee|ankle|foot|thigh|shin", 0.2),
+    (r"spine|pelvis|chest|abdomen|torso|lumbar|back", 0.1),
+    (r".*", 0.05),
+)
+
+
+@dataclass(frozen=True)
+class SamconOptions:
+    """SAMCON's settings.
+
+    Attributes:
+        segment: segment length, s (Liu et al. 2010: 0.1 s); a whole number of control steps.
+        samples: rollouts per segment (over all kept start states).
+        keep: start states kept per segment (the best samples).
+        iterations: passes over the whole window.
+        widths: ``(joint-name regex, half-width rad)`` pairs, first match wins.
+        decay: the half-widths' factor per iteration.
+        seed: the random seed.
+    """
+
+    segment: float = 0.1
+    samples: int = 200
+    keep: int = 20
+    iterations: int = 3
+    widths: tuple[tuple[str, float], ...] = DEFAULT_WIDTHS
+    decay: float = 0.7
+    seed: int = 0
+
+    def check(self) -> None:
+        """Raise :class:`ConfigError` naming the first bad setting."""
+        for name in ("samples", "keep", "iterations", "seed"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise ConfigError(f"samcon: {name} must be a whole number, got {v!r}")
+        if self.samples < 1:
+            raise ConfigError(f"samcon: samples must be >= 1, got {self.samples}")
+        if not 1 <= self.keep <= self.samples:
+            raise ConfigError(f"samcon: keep must be in [1, samples = {self.samples}], got {self.keep}")
+        if self.iterations < 1:
+            raise ConfigError(f"samcon: iterations must be >= 1, got {self.iterations}")
+        if self.seed < 0:
+            raise ConfigError(f"samcon: seed must be >= 0, got {self.seed}")
+        if not (np.isfinite(self.segment) and self.segment > 0):
+            raise ConfigError(f"samcon: segment must be a positive time, got {self.segment!r}")
+        if not (np.isfinite(self.decay) and 0 < self.decay <= 1):
+            raise ConfigError(f"samcon: decay must be in (0, 1], got {self.decay!r}")
+        for pattern, w in self.widths:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ConfigError(f"samcon: width pattern {pattern!r} is not a regular expression ({exc})") from None
+            if not (np.isfinite(w) and 0 <= w <= np.pi):
+                raise ConfigError(f"samcon: width of {pattern!r} must be in [0, π] rad, got {w!r}")
+
+
+@dataclass
+class _Node:
+    """A kept sample: its chain's last knot value, costs, end state and parent (for backtracking)."""
+
+    knot: np.ndarray
+    cost: float
+    total: float
+    end: object
+    parent: "_Node | None"
+    fell: bool = False
+    incumbent: bool = False
+
+
+@dataclass(frozen=True)
+class SamconResult:
+    """What :func:`samcon` found.
+
+    Attributes:
+        track: the best chain's offset track (knots at the segment boundaries).
+        cost_per_iteration: the best chain's accumulated cost after each iteration ``(I,)``.
+        segment_costs: the best chain's cost per segment after each iteration ``(I, K)``.
+        fell: whether the best chain fell (per iteration).
+        rollouts: rollouts simulated.
+        times: segment boundaries, clip time, s ``(K + 1,)``.
+    """
+
+    track: OffsetTrack
+    cost_per_iteration: np.ndarray
+    segment_costs: np.ndarray
+    fell: tuple[bool, ...]
+    rollouts: int
+    times: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+
+def widths_vector(layout, widths: tuple[tuple[str, float], ...]) -> np.ndarray:
+    """Per actuated DOF half-width ``(D,)`` rad from ``(regex, width)`` pairs (first match; no match: 0)."""
+    names, dofs = layout_joints(layout)
+    out = []
+    for name, n in zip(names, dofs):
+        w = next((float(width) for pattern, width in widths if re.search(pattern, name)), 0.0)
+        out += [w] * int(n)
+    return np.array(out)
+
+
+def segment_times(t0: float, t1: float, segment: float, dt: float) -> np.ndarray:
+    """Boundaries from ``t0`` to ``t1`` every ``segment`` s, each on a whole control step; the last is ``t1``'s step.
+
+    The times are the simulation's own clock values (``t += dt`` from ``t0``, as
+    :class:`~tracker.sim.simulation.Simulation` counts), so a segment's last target falls exactly on
+    its end knot and a replayed track gives the rollouts' steps bit for bit.
+
+    Raises:
+        ConfigError: a segment shorter than one step, or a window shorter than one segment.
+    """
+    steps = int(round(segment / dt))
+    if steps < 1:
+        raise ConfigError(f"samcon: segment {segment:g} s is shorter than one time step ({dt:g} s)")
+    total = int(round((t1 - t0) / dt))
+    if total < steps:
+        raise ConfigError(f"samcon: the window ({t1 - t0:.3f} s) is shorter than one segment ({segment:g} s)")
+    ks = list(range(0, total, steps))
+    if total - ks[-1] < steps / 2 and len(ks) > 1:
+        ks[-1] = total  # a short last piece joins the one before it
+    else:
+        ks.append(total)
+    clock, t = [], float(t0)
+    for n in range(total + 1):
+        if n in ks:
+            clock.append(t)
+        t += dt
+    return np.array(clock)
+
+
+def samcon(pool, t_end: float | None = None, options: SamconOptions | None = None,
+           progress=None, checkpoint=None) -> SamconResult:
+    """Run SAMCON on ``pool``'s config from its start to ``t_end`` (module docstring).
+
+    Args:
+        pool: a :class:`~tracker.sampling.pool.RolloutPool` (config, workers, cost weights).
+        t_end: clip time to stop at (default: the config's end).
+        options: :class:`SamconOptions`.
+        progress: ``progress(iteration, segment, n_segments, best_cost)`` after each segment, or None.
+        checkpoint: a :class:`Checkpoint`: the search's state is written after every segment, and a
+            search that finds one of the same config and settings goes on from it. The random numbers
+            depend on ``(seed, iteration, segment)`` only, so the result is the uninterrupted one.
+    """
+    opt = options or SamconOptions()
+    opt.check()
+    worker = pool.local
+    sim = worker.sim
+    lay, dt = sim.layout, sim.opt.dt
+    start = pool.initial_state()
+    ref = sim.reference
+    if t_end is None:
+        cfg = pool.config
+        t_end = cfg.clip.start + cfg.duration if cfg.duration is not None else ref.duration
+    times = segment_times(start.t, float(t_end), opt.segment, dt)
+    n_seg = len(times) - 1
+    base = OffsetTrack.zeros(lay, times, model=sim.model.name, clip=str(ref.source or ""))
+    width = widths_vector(lay, opt.widths)
+    mean = np.zeros((n_seg + 1, base.n_dofs))  # knot values around which the next iteration samples
+    incumbent: list[_Node] | None = None  # the best chain so far, one node per segment
+    costs, seg_costs, fell, rollouts = [], [], [], 0
+    it0, k0, kept = 0, 0, None
+    saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None:
+        it0, k0, kept, incumbent = saved["iteration"], saved["segment"], saved["kept"], saved["incumbent"]
+        mean, costs, seg_costs, fell, rollouts = (saved["mean"], saved["costs"], saved["segment_costs"],
+                                                  saved["fell"], saved["rollouts"])
+    for it in range(it0, opt.iterations):
+        w = width * opt.decay ** it
+        if not (it == it0 and k0 > 0):
+            kept = [_Node(np.zeros(base.n_dofs), 0.0, 0.0, start, None)]
+        for k in range(k0 if it == it0 else 0, n_seg):
+            rng = np.random.default_rng((opt.seed, it, k))
+            per = [opt.samples // len(kept) + (i < opt.samples % len(kept)) for i in range(len(kept))]
+            requests, parents, knots = [], [], []
+            for node, n in zip(kept, per):
+                u = rng.uniform(-1.0, 1.0, size=(n, base.n_dofs))
+                for j in range(n):
+                    knot = mean[k + 1] + w * u[j]
+                    requests.append(_request(base, k, node.knot, knot, node.end, times[k + 1]))
+                    parents.append(node)
+                    knots.append(knot)
+            inc_node = None
+            if incumbent is not None:  # the last best chain, carried as it was (deterministic)
+                prev = kept[0] if k == 0 else next(n for n in kept if n.incumbent)
+                knot = incumbent[k].knot
+                requests.append(_request(base, k, prev.knot, knot, prev.end, times[k + 1]))
+                parents.append(prev)
+                knots.append(knot)
+                inc_node = len(requests) - 1
+            results = pool.run(requests)
+            rollouts += len(results)
+            nodes = [_Node(kn, r.cost, par.total + r.cost, r.end, par, r.fell or par.fell, i == inc_node)
+                     for i, (r, par, kn) in enumerate(zip(results, parents, knots)) if np.isfinite(r.cost)]
+            if not nodes:
+                raise ConfigError(f"samcon: every sample of segment {k} ({times[k]:.2f}-{times[k + 1]:.2f} s) "
+                                  "diverged; try smaller widths or a smaller time step")
+            order = sorted(range(len(nodes)), key=lambda i: (nodes[i].cost, i))
+            last = k == n_seg - 1
+            keep_n = len(nodes) if last else opt.keep
+            chosen = [nodes[i] for i in order[:keep_n]]
+            inc = next((n for n in nodes if n.incumbent), None)
+            if inc is not None and not any(n.incumbent for n in chosen):
+                chosen = chosen[:-1] + [inc] if len(chosen) >= opt.keep and not last else chosen + [inc]
+            for old in kept:
+                old.end = None  # a start state no longer kept: its chain keeps only knots and costs
+            kept = chosen
+            if progress is not None:
+                progress(it, k, n_seg, min(n.total for n in kept))
+            if checkpoint is not None and not last:
+                checkpoint.save(dict(iteration=it, segment=k + 1, kept=kept, incumbent=incumbent, mean=mean,
+                                     costs=costs, segment_costs=seg_costs, fell=fell, rollouts=rollouts))
+        best = min(kept, key=lambda n: (n.total, not n.incumbent))
+        chain = _backtrack(best)
+        incumbent = chain
+        mean = np.vstack([np.zeros(base.n_dofs)] + [n.knot for n in chain])
+        costs.append(best.total)
+        seg_costs.append([n.cost for n in chain])
+        fell.append(bool(best.fell))
+        for n in chain:
+            n.end = None
+        if checkpoint is not None:
+            checkpoint.save(dict(iteration=it + 1, segment=0, kept=None, incumbent=incumbent, mean=mean,
+                                 costs=costs, segment_costs=seg_costs, fell=fell, rollouts=rollouts))
+    track = base.with_values(mean, meta={"method": "samcon", "seed": opt.seed, "segment": opt.segment,
+                                         "samples": opt.samples, "keep": opt.keep, "iterations": opt.iterations,
+                                         "decay": opt.decay, "cost": float(costs[-1])})
+    return SamconResult(track, np.array(costs), np.array(seg_costs), tuple(fell), rollouts, times)
+
+
+class Checkpoint:
+    """The search's state after each segment, in one file, for a killed run to go on from.
+
+    The state (kept start states with their chains, the best chain, costs) is pickled to ``path``
+    atomically; ``path`` + ``.key`` holds the text of what it is for (config, method, settings,
+    format version), and a checkpoint is read only when that text matches: a checkpoint of
+    another config or other settings is ignored (and overwritten). Read only checkpoints this
+    tool wrote into a result folder of yours (pickle runs code from the file it reads).
+    """
+
+    VERSION = 1
+
+    def __init__(self, path, key: str) -> None:
+        from pathlib import Path
+
+        self.path = Path(path)
+        self.key = f"tracker samcon checkpoint v{self.VERSION}\n{key}"
+        #: what :meth:`load` found: ``{"iteration": i, "segment": k}`` (SAMCON) or ``{"segment": k}`` (cma)
+        self.resumed: dict | None = None
+
+    def load(self) -> dict | None:
+        import pickle
+
+        key_path = self.path.with_name(self.path.name + ".key")
+        try:
+            if key_path.read_text() != self.key:
+                return None
+            with open(self.path, "rb") as f:
+                state = pickle.load(f)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ValueError):
+            return None  # no checkpoint, or a broken one: start from the beginning
+        self.resumed = {k: state[k] for k in ("iteration", "segment") if k in state}
+        return state
+
+    def save(self, state: dict) -> None:
+        import pickle
+
+        from tracker.atomic import atomic_target
+
+        with atomic_target(self.path) as tmp:
+            with open(tmp, "wb") as f:
+                pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
+        with atomic_target(self.path.with_name(self.path.name + ".key")) as tmp:
+            tmp.write_text(self.key)
+
+    def remove(self) -> None:
+        for p in (self.path, self.path.with_name(self.path.name + ".key")):
+            p.unlink(missing_ok=True)
+
+
+def _request(base: OffsetTrack, k: int, knot0: np.ndarray, knot1: np.ndarray, start, t_end: float) -> RolloutRequest:
+    """Segment ``k``'s rollout: the track's knots ``k`` and ``k+1`` only (its other knots do not act in it)."""
+    values = np.zeros_like(base.values)
+    values[k], values[k + 1] = knot0, knot1
+    track = OffsetTrack(base.joints, base.dofs, base.times[k:k + 2], values[k:k + 2], base.model, base.clip)
+    return RolloutRequest(start, track, float(t_end))
+
+
+def _backtrack(node: _Node) -> list[_Node]:
+    chain = []
+    while node is not None and node.parent is not None:
+        chain.append(node)
+        node = node.parent
+    return chain[::-1]
+
+
+def cma_segments(pool, t_end: float | None = None, options: SamconOptions | None = None,
+                 progress=None, checkpoint: Checkpoint | None = None) -> SamconResult:
+    """The ``cma`` method: CMA-ES (Hansen's ``cma``) on each segment's end knot in turn.
+
+    Segment by segment from the clip's start, CMA-ES searches the knot at ``t_{k+1}`` for
+    ``options.iterations`` generations of ``samples // iterations`` rollouts (at least 4), in the
+    coordinates ``knot = w ⊙ x`` (``w`` the sampling half-widths; DOFs of width 0 stay at 0) from
+    ``x = 0`` with step size 0.5; the best rollout ever seen ends the segment and starts the next
+    (a greedy chain: one start state per segment, where SAMCON keeps ``keep``).
+    ``cost_per_iteration[g]`` is the chain's cost with each segment's best after generation ``g``.
+    Seeded by ``(seed, segment)``; deterministic whatever the number of workers; ``checkpoint``
+    as :func:`samcon` (written after every segment).
+    """
+    import cma
+
+    opt = options or SamconOptions()
+    opt.check()
+    sim = pool.local.sim
+    lay, dt = sim.layout, sim.opt.dt
+    start = pool.initial_state()
+    if t_end is None:
+        cfg = pool.config
+        t_end = cfg.clip.start + cfg.duration if cfg.duration is not None else sim.reference.duration
+    times = segment_times(start.t, float(t_end), opt.segment, dt)
+    n_seg = len(times) - 1
+    base = OffsetTrack.zeros(lay, times, model=sim.model.name, clip=str(sim.reference.source or ""))
+    width = widths_vector(lay, opt.widths)
+    active = np.flatnonzero(width > 0)
+    popsize = max(4, opt.samples // opt.iterations)
+    knots = np.zeros((n_seg + 1, base.n_dofs))
+    best_by_gen = np.zeros((opt.iterations, n_seg))
+    fell, rollouts, state, k0 = False, 0, start, 0
+    saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None:
+        k0, knots, best_by_gen, fell, rollouts, state = (saved["segment"], saved["knots"], saved["best_by_gen"],
+                                                         saved["fell"], saved["rollouts"], saved["state"])
+    for k in range(k0, n_seg):
+        es = cma.CMAEvolutionStrategy(np.zeros(len(active)), 0.5, {
+            "seed": int(opt.seed) * 100_003 + k + 1, "popsize": popsize, "verbose": -9, "maxiter": opt.iterations,
+            "tolfun": 0, "tolx": 0, "tolstagnation": opt.iterations + 1, "tolflatfitness": opt.iterations + 1})
+        best = None
+        for g in range(opt.iterations):
+            xs = es.ask()
+            cand = []
+            for x in xs:
+                knot = np.zeros(base.n_dofs)
+                knot[active] = width[active] * np.asarray(x)
+                cand.append(knot)
+            results = pool.run([_request(base, k, knots[k], c, state, times[k + 1]) for c in cand])
+            rollouts += len(results)
+            es.tell(xs, [r.cost if np.isfinite(r.cost) else 1e30 for r in results])
+            for i, r in enumerate(results):
+                if np.isfinite(r.cost) and (best is None or r.cost < best[0]):
+                    best = (r.cost, cand[i], r)
+            best_by_gen[g, k] = best[0] if best is not None else np.inf
+            if progress is not None:
+                progress(g, k, n_seg, best_by_gen[g, :k + 1].sum())
+        if best is None:
+            raise ConfigError(f"cma: every sample of segment {k} ({times[k]:.2f}-{times[k + 1]:.2f} s) diverged")
+        knots[k + 1] = best[1]
+        state = best[2].end
+        fell = fell or best[2].fell
+        if checkpoint is not None:
+            checkpoint.save(dict(segment=k + 1, knots=knots, best_by_gen=best_by_gen, fell=fell,
+                                 rollouts=rollouts, state=state))
+    track = base.with_values(knots, meta={"method": "cma", "seed": opt.seed, "segment": opt.segment,
+                                          "samples": opt.samples, "iterations": opt.iterations,
+                                          "popsize": popsize, "cost": float(best_by_gen[-1].sum())})
+    return SamconResult(track, best_by_gen.sum(axis=1), best_by_gen, tuple([fell] * opt.iterations), rollouts, times)
