@@ -109,6 +109,17 @@ def test_shared_clips_cover_an_added_tpose_and_clips_without_one() -> None:
     assert any(drops.values()) and not all(drops.values())
 
 
+@pytest.mark.parametrize("numpy_from", [0, 10**12], ids=["numpy", "python"])
+def test_tpose_rule_gives_the_same_frames_in_python_and_with_numpy(
+    numpy_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tracker.motion import bvh_facts
+
+    monkeypatch.setattr(bvh_facts, "NUMPY_FROM", numpy_from)
+    for path in CLIPS:
+        assert read_clip(path).added_tpose_frames() == _drop_added_tpose(read_bvh(path))[1], path.name
+
+
 def _fuzz_module():
     spec = importlib.util.spec_from_file_location("tracker_fuzz_script", REPO / "scripts" / "fuzz.py")
     module = importlib.util.module_from_spec(spec)
