@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="list each end effector's peak speeds and lowest points, in file frames and in clip time "
         "(the retargeted reference's time, after a dropped T-pose), to aim balls without a script "
-        "(slower: it loads numpy and scipy, about half a second, where plain inspect reads the file without them)",
+        "(slower: it loads numpy and scipy, about a second, where plain inspect reads the file without them)",
     )
     p.set_defaults(func=run)
 
