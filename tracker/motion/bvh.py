@@ -26,7 +26,6 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from tracker.errors import BVHError
 from tracker.motion import bvh_facts, units
 from tracker.motion import bvh_grammar as grammar
 from tracker.motion.bvh_grammar import (  # noqa: F401  (the reader's public constants live in the grammar)

@@ -18,10 +18,6 @@ from tracker.paths import JOINT_MAP_DIR
 #: The validated shipped maps and the checksums of the YAML files they come from.
 INDEX_FILE = JOINT_MAP_DIR / "index.json"
 
-#: One link's source as plain data: (joint, start alternatives, end alternatives, across or None).
-Link = tuple
-
-
 def canonical(strip_prefix: str, name: str) -> str:
     """``name`` with the map's prefix pattern removed."""
     return re.sub(strip_prefix, "", name) if strip_prefix else name
@@ -78,7 +74,8 @@ def load_index() -> list[dict] | None:
         return None
 
 
-def _links(m: dict) -> list[Link]:
+def _links(m: dict) -> list[tuple]:
+    """A map's links as (joint, start alternatives, end alternatives, across or None)."""
     return [(s["joint"], s["start"], s["end"], s["across"]) for s in m["links"].values()]
 
 

@@ -15,9 +15,9 @@ it is current).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
+
 from tracker.errors import RetargetError
 from tracker.paths import JOINT_MAP_DIR
 from tracker.retarget import conventions
