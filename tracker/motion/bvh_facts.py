@@ -208,9 +208,10 @@ def _quats(layout: list[list[tuple[int, str]]], row: list[float]) -> list[tuple[
     return out
 
 
-#: Joint-frames from which the T-pose rule's steps are computed with numpy (about 2-6 us each in
-#: plain Python, against some 60-100 ms to import numpy).
-NUMPY_FROM = 20_000
+#: Joint-frames from which the T-pose rule's steps are computed with numpy: in a fresh process the
+#: plain-Python steps cost about 2 us each (50 ms for the 802-frame, 31-joint CMU kick), importing
+#: numpy about 100 ms.
+NUMPY_FROM = 60_000
 
 
 def _steps_numpy(layout: list[list[tuple[int, str]]], parsed: grammar.Parsed) -> list[float]:
