@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+
+# typing is not imported at run time: `tracker inspect` loads only what it runs.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 HELP = ("summarise a BVH file: joint tree, frames, fps, unit, up axis, skeleton convention, floor and height, "
         "frame-0 pose; --events: when each hand/foot is fastest and lowest")
@@ -32,20 +36,33 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--events",
         action="store_true",
         help="list each end effector's peak speeds and lowest points, in file frames and in clip time "
-        "(the retargeted reference's time, after a dropped T-pose), to aim balls without a script",
+        "(the retargeted reference's time, after a dropped T-pose), to aim balls without a script "
+        "(slower: it loads numpy and scipy, about a second, where plain inspect reads the file without them)",
     )
     p.set_defaults(func=run)
 
 
-def _convention(motion):
-    """The detected joint map, or None."""
+def _convention(skeleton):
+    """The detected joint map of ``skeleton`` (anything with joint ``names``), or None."""
     from tracker.errors import TrackerError
     from tracker.retarget.joint_map import select_joint_map
 
     try:
-        return select_joint_map(motion.skeleton)
+        return select_joint_map(skeleton)
     except TrackerError:
         return None
+
+
+def _convention_name(skeleton) -> str:
+    """The detected convention's name, or ``"unknown"``; from the maps' index, without loading the maps."""
+    from tracker.retarget import conventions
+
+    try:
+        name = conventions.detect(skeleton.names)
+    except LookupError:  # the index is not current: the maps from their YAML files
+        jmap = _convention(skeleton)
+        name = jmap.name if jmap is not None else None
+    return name if name is not None else "unknown"
 
 
 def summarize(path: str, unit: str | None = None, up_axis: str | None = None, events: bool = False) -> dict[str, Any]:
@@ -56,39 +73,41 @@ def summarize(path: str, unit: str | None = None, up_axis: str | None = None, ev
     to it (``root_offset_added``); ``height_from_legs_m`` estimates stature from thigh + shank.
     ``clip_start_file_frame`` is the file frame that becomes clip frame 0 when retargeting
     (an added T-pose dropped); clip time = (file frame - it) / fps.
+
+    Read without numpy (:mod:`tracker.motion.bvh_facts`, the same grammar and checks as
+    :func:`~tracker.motion.bvh.read_bvh`); only ``events`` builds the numpy
+    :class:`~tracker.motion.motion.Motion`, from the same parse.
     """
     from tracker.motion import summary
-    from tracker.motion.bvh import read_bvh
-    from tracker.retarget.retarget import _drop_added_tpose
+    from tracker.motion.bvh_facts import read_clip
 
-    motion = read_bvh(path, unit=unit, up_axis=up_axis)
-    sk = motion.skeleton
-    src = motion.source
-    assert src is not None  # read_bvh always sets it
-    pose = summary.arm_pose(motion)
-    jmap = _convention(motion)
-    floor, top = summary.floor_and_top(motion, 0)
-    dropped = _drop_added_tpose(motion)[1]
+    clip = read_clip(path, unit=unit, up_axis=up_axis)
+    header = clip.header
+    frame0 = clip.pose(0)
+    pose = summary.arm_pose(frame0)
+    convention = _convention_name(frame0)
+    floor, top = summary.floor_and_top(frame0)
+    dropped = clip.added_tpose_frames()
     info = {
         "path": str(path),
-        "joints": list(sk.names),
-        "parents": [int(p) for p in sk.parents],
-        "channels": [list(c) for c in sk.channels],
-        "end_sites": len(sk.end_site_parents),
-        "frames": motion.n_frames,
-        "fps": motion.fps,
-        "frame_time_s": src.frame_time,
-        "duration_s": motion.duration,
-        "unit": src.unit,
-        "unit_scale_m": src.scale,
-        "unit_detected": src.unit_detected,
-        "up_axis": src.up_axis,
-        "convention": jmap.name if jmap is not None else "unknown",
+        "joints": [j.name for j in header.joints],
+        "parents": [j.parent for j in header.joints],
+        "channels": [list(j.channels) for j in header.joints],
+        "end_sites": len(header.end_parents),
+        "frames": clip.n_frames,
+        "fps": clip.fps,
+        "frame_time_s": clip.frame_time,
+        "duration_s": clip.duration,
+        "unit": clip.unit,
+        "unit_scale_m": clip.scale,
+        "unit_detected": clip.unit_detected,
+        "up_axis": clip.up_axis,
+        "convention": convention,
         "height_m": top - floor,
-        "height_from_legs_m": summary.height(motion),
-        "extent_m": summary.extent(motion, 0),
+        "height_from_legs_m": summary.height(frame0),
+        "extent_m": summary.extent(frame0),
         "floor_z_m": floor,
-        "root_offset_added": summary.root_offset_applies(motion),
+        "root_offset_added": summary.root_offset_applies(frame0),
         "lowest_z_m": floor,
         "clip_start_file_frame": int(dropped),
         "frame0_pose": pose.kind,
@@ -98,7 +117,10 @@ def summarize(path: str, unit: str | None = None, up_axis: str | None = None, ev
         },
     }
     if events:
-        info["events"] = _events(motion, jmap, dropped, path)
+        from tracker.motion.bvh import motion_from_parsed
+
+        motion = motion_from_parsed(clip.parsed, clip.path, unit, up_axis)
+        info["events"] = _events(motion, _convention(motion.skeleton), dropped, path)
     return info
 
 

@@ -1,12 +1,26 @@
-"""Retargeting: BVH motion onto a character model, as a :class:`Reference`."""
+"""Retargeting: BVH motion onto a character model, as a :class:`Reference`.
+
+``Reference`` is imported on first use (PEP 562), so that the light ``joint_map`` module can be
+imported (by ``tracker inspect``) without numpy.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-from tracker.retarget.reference import Reference
+# typing is not imported at run time: `tracker inspect` loads only what it runs.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tracker.retarget.reference import Reference
 
 __all__ = ["Reference", "load_clip_reference"]
+
+
+def __getattr__(name: str):
+    if name == "Reference":
+        from tracker.retarget.reference import Reference
+
+        return Reference
+    raise AttributeError(f"module 'tracker.retarget' has no attribute {name!r}")
 
 
 def load_clip_reference(
@@ -28,6 +42,7 @@ def load_clip_reference(
         (motion is None for a saved reference).
     """
     from tracker.character.model import load_model
+    from tracker.retarget.reference import Reference
     from tracker.retarget.retarget import RetargetOptions, retarget
 
     mdl = load_model(model)

@@ -3,19 +3,30 @@
 One YAML per skeleton convention lives in ``tracker/retarget/joint_maps/``
 (format documented in ``cmu_mb.yaml``). The convention of a clip is detected
 from its joint names; users may pass their own map file.
+
+The shipped maps are also kept, validated, in ``joint_maps/index.json`` with the
+CRC-32 of each YAML it was made from (:mod:`tracker.retarget.conventions`):
+:func:`builtin_maps` takes them from there when every checksum matches (and
+``tracker inspect`` names a clip's convention from it without PyYAML), and from
+the YAML files otherwise. After editing a shipped map,
+``python -m tracker.retarget.joint_map`` rewrites the index (a test checks that
+it is current).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from tracker.errors import RetargetError
-from tracker.motion.skeleton import Skeleton
 from tracker.paths import JOINT_MAP_DIR
+from tracker.retarget import conventions
+from tracker.retarget.conventions import INDEX_FILE
+
+# typing is not imported at run time: `tracker inspect` loads only what it runs.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tracker.motion.skeleton import Skeleton
 
 #: The character links a map must drive, in parent-before-child order.
 CANONICAL_LINKS: tuple[str, ...] = (
@@ -91,7 +102,7 @@ class JointMap:
     path: Path
 
     def canonical(self, name: str) -> str:
-        return re.sub(self.strip_prefix, "", name) if self.strip_prefix else name
+        return conventions.canonical(self.strip_prefix, name)
 
     def resolve(self, skeleton: Skeleton) -> dict[str, int]:
         """Source joint index per (prefix-stripped) joint name used by this map.
@@ -109,23 +120,14 @@ class JointMap:
 
     def _missing(self, names: set[str]) -> set[str]:
         """Joints the map needs that ``names`` lacks (a point is missing when no alternative exists)."""
-        out = set()
-        for s in self.links.values():
-            if s.joint not in names:
-                out.add(s.joint)
-            out.update(a for a in (s.across or ()) if a not in names)
-            for alts in (s.start, s.end):
-                if not any(a.split("/")[0] in names for a in alts):
-                    out.add(alts[0].split("/")[0])
-        return out
+        return conventions.missing(self._link_tuples(), names)
 
     def score(self, skeleton: Skeleton) -> int:
         """How well the map fits: -1 if it cannot be used, else detect names found (+2 for a prefix)."""
-        names = {self.canonical(n) for n in skeleton.names}
-        if self._missing(names) or not all(d in names for d in self.detect):
-            return -1
-        prefixed = bool(self.strip_prefix) and any(re.match(self.strip_prefix, n) for n in skeleton.names)
-        return len(self.detect) + (2 if prefixed else 0)
+        return conventions.score(self.detect, self.strip_prefix, list(self._link_tuples()), skeleton.names)
+
+    def _link_tuples(self):
+        return ((s.joint, s.start, s.end, s.across) for s in self.links.values())
 
     def matches(self, skeleton: Skeleton) -> bool:
         return self.score(skeleton) >= 0
@@ -133,6 +135,8 @@ class JointMap:
 
 def load_joint_map(path: str | Path) -> JointMap:
     """Load and validate a joint-map YAML; errors name the file and key."""
+    import yaml
+
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text())
@@ -192,9 +196,56 @@ def load_joint_map(path: str | Path) -> JointMap:
 
 
 def builtin_maps() -> dict[str, JointMap]:
-    """The shipped maps by name."""
-    maps = [load_joint_map(p) for p in sorted(JOINT_MAP_DIR.glob("*.yaml"))]
+    """The shipped maps by name (from the index when it is current, else from the YAML files)."""
+    maps = _maps_from_index()
+    if maps is None:
+        maps = [load_joint_map(p) for p in sorted(JOINT_MAP_DIR.glob("*.yaml"))]
     return {m.name: m for m in maps}
+
+
+def index_data() -> dict:
+    """What ``index.json`` holds: the source hashes and every shipped map, validated, as plain data."""
+    sources = conventions.sources()
+    maps = [load_joint_map(JOINT_MAP_DIR / name) for name in sources]
+    return {
+        "sources": sources,
+        "maps": [
+            {"file": m.path.name, "name": m.name, "description": m.description, "strip_prefix": m.strip_prefix,
+             "detect": list(m.detect),
+             "links": {link: {"joint": s.joint, "start": list(s.start), "end": list(s.end),
+                              "across": list(s.across) if s.across else None}
+                       for link, s in m.links.items()}}
+            for m in maps
+        ],
+    }
+
+
+def write_index() -> Path:
+    """Rewrite ``index.json`` from the shipped YAML maps."""
+    import json
+
+    INDEX_FILE.write_text(json.dumps(index_data(), indent=1) + "\n")
+    return INDEX_FILE
+
+
+def _maps_from_index() -> list[JointMap] | None:
+    """The maps of ``index.json``, or None when it is not current (:func:`conventions.load_index`)."""
+    data = conventions.load_index()
+    if data is None:
+        return None
+    try:
+        return [
+            JointMap(
+                name=m["name"], description=m["description"], strip_prefix=m["strip_prefix"],
+                detect=tuple(m["detect"]), path=JOINT_MAP_DIR / m["file"],
+                links={link: LinkSource(s["joint"], tuple(s["start"]), tuple(s["end"]),
+                                        tuple(s["across"]) if s["across"] else None)
+                       for link, s in m["links"].items()},
+            )
+            for m in data
+        ]
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def select_joint_map(skeleton: Skeleton, spec: str | Path | None = None, source: str = "clip") -> JointMap:
@@ -229,3 +280,7 @@ def select_joint_map(skeleton: Skeleton, spec: str | Path | None = None, source:
             "write one (see tracker/retarget/joint_maps/cmu_mb.yaml) and pass --map FILE"
         )
     return fits[0]
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_index()}")
