@@ -103,6 +103,8 @@ class VTController:
             ``apply_torques(tau)`` and ``get_state()`` (a :class:`Character`).
         root: the simulation's root mode; ``peek`` refuses ``kinematic`` (the base is
             re-set to the reference every step, so a peeked step says nothing about it).
+        substeps: physics steps per control step: SPD's prediction spans them, and ``peek``
+            takes all of them (the control step the real one will be), not one physics step.
 
     Raises:
         ConfigError: unknown ``f0`` mode; ``peek`` without a character or with a kinematic root.
@@ -156,7 +158,7 @@ class VTController:
         if f0 == "peek":
             from tracker.sim.peek import EnginePeek  # the engine side lives with the simulator
 
-            self._engine = EnginePeek(character)
+            self._engine = EnginePeek(character, substeps)
         self._zero_v = np.zeros(layout.nv)
 
     def feedforward(self, q: np.ndarray, v: np.ndarray, w0: np.ndarray, dt: float,
@@ -207,6 +209,18 @@ class VTController:
         v1 = self._engine.velocity_after_step(f_id)
         m, c = self._cache._m, self._cache._c
         return m @ ((v1 - v) / dt) + c - f_id
+
+    def use_rewind(self, rewind) -> None:
+        """Let ``peek`` go back by a :class:`~tracker.sim.state.Rewind` (None: save and restore every peek).
+
+        The simulation loop lends one while it alone steps the world and records every step.
+        """
+        if self._engine is not None:
+            self._engine.rewind = rewind
+
+    def report(self) -> dict:
+        """Counts for the recording's meta: steps peeked and skipped by the gate."""
+        return {"vt_peeks": self.peeks, "vt_peek_skips": self.skips} if self.f0_mode == "peek" else {}
 
     def _engine_may_act(self, dt: float) -> bool:
         """Whether the engine can push the character during the next step (:meth:`EnginePeek.may_act`)."""

@@ -27,6 +27,7 @@ the run goes on and ``meta["fell_at"]`` says when.
 from __future__ import annotations
 
 import time
+from functools import partial
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
@@ -42,6 +43,9 @@ from tracker.sim.world import World, WorldSettings
 
 RootMode = Literal["anchored", "kinematic", "free"]
 ROOT_MODES: tuple[str, ...] = ("anchored", "kinematic", "free")
+#: A peeking controller's checkpoint is saved every this many control steps (tracker.sim.state;
+#: saveState costs 2-3 humanoid steps, a replayed step a fraction of one: 4 is the measured optimum).
+REWIND_EVERY = 4
 #: PyBullet clamps joint speeds to 100 rad/s; a joint sitting at the clamp has blown up.
 PYBULLET_SPEED_CLAMP = 100.0
 
@@ -155,6 +159,11 @@ class Simulation:
         if scenario is not None and hasattr(self.controller, "bind"):
             self.controller.bind(scenario)  # controllers that react to contacts watch its events
         self._native = bool(getattr(self.controller, "drives_root_kinematically", False))
+        # A controller that peeks (vt f0=peek) goes back by restore + replay while run() alone
+        # steps a world it owns (tracker.sim.state.Rewind): a saveState every few steps, not every step.
+        self._owns_world = world is None and not gui
+        self._rewind = None
+        self._rewind_saves = 0  # checkpoints saved by rewinds lent so far (recording meta)
         self.balance = self._balance_feedback()
         self.support = None  # the support polygon the balance feedback last used
         self.balance_term = None  # and its last feedback
@@ -200,6 +209,8 @@ class Simulation:
         self._state = None  # the state read after the last step (None: read it anew)
         self._ref_next = None  # (t, q, v): the last t_{n+1} sample, which is the next step's t_n target
         self.t = self.opt.start
+        if getattr(self, "_rewind", None) is not None:
+            self._rewind.invalidate()  # the world was teleported: nothing to replay from
         self.fell_at: float | None = None
         self.n_peeks = 0  # steps recomputed because a contact began in them
         self._saturated = np.zeros(self.layout.nv, dtype=int)  # steps at the torque limit, per DOF
@@ -257,6 +268,8 @@ class Simulation:
             tau = self._peek(state, target, tau)
         else:
             self._physics(tau)
+        if self._rewind is not None:
+            self._rewind.record(partial(self._replay, tau.copy()))
         self.t += dt
         if scenario is not None:
             scenario.after_step(self, self.t)
@@ -288,6 +301,31 @@ class Simulation:
             self.world.step()
             if substep is not None:
                 substep(self, self.t + (k + 1) * h)
+
+    def _replay(self, tau: np.ndarray) -> None:
+        """A recorded control step again (a :class:`~tracker.sim.state.Rewind` replay): same torques, same steps."""
+        c = self.character
+        for _ in range(self.opt.substeps):
+            c.apply_torques(tau)
+            self.world.step()
+
+    def _lend_rewind(self, on_step) -> None:
+        """Give a peeking controller a :class:`Rewind` if nothing but this loop can change the world."""
+        use = getattr(self.controller, "use_rewind", None)
+        if (use is None or not self._owns_world or self.scenario is not None or self.balance is not None
+                or on_step is not None or self._native or self.opt.root == "kinematic"):
+            return
+        from tracker.sim.state import Rewind
+
+        self._rewind = Rewind(self.world.client, every=REWIND_EVERY)
+        use(self._rewind)
+
+    def _return_rewind(self) -> None:
+        if self._rewind is not None:
+            self.controller.use_rewind(None)
+            self._rewind_saves += self._rewind.saves
+            self._rewind.close()
+            self._rewind = None
 
     def _should_peek(self) -> bool:
         if not (self.opt.peek and self.gains_fn is not None and self.scenario is not None):
@@ -388,6 +426,7 @@ class Simulation:
 
             bar = tqdm(total=n, unit="step", desc="simulating", leave=False)
         wall0 = time.perf_counter()
+        self._lend_rewind(on_step)
         try:
             for _ in range(n):
                 try:
@@ -405,6 +444,7 @@ class Simulation:
                 if bar is not None:
                     bar.update(1)
         finally:
+            self._return_rewind()
             if bar is not None:
                 bar.close()
         wall = time.perf_counter() - wall0
@@ -428,7 +468,7 @@ class Simulation:
             meta={"model": self.model.name, "controller": self.opt.controller, "root": self.opt.root,
                   "dt": self.opt.dt, "target_velocity": self.opt.target_velocity,
                   "gain_scale": self.opt.gain_scale, "clip": self.reference.source, "wall_s": wall,
-                  "substeps": self.opt.substeps, "fell_at": self.fell_at, "peeks": self.n_peeks,
+                  "substeps": self.opt.substeps, "fell_at": self.fell_at, "peeks": self.n_peeks, "rewind_saves": self._rewind_saves,
                   "saturation_by_joint": self.saturation(),
                   **(self.controller.report() if hasattr(self.controller, "report") else {})},
             status=status, message=message,
