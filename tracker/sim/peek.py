@@ -60,8 +60,10 @@ class EnginePeek:
 
     def _trial(self, tau: np.ndarray) -> np.ndarray:
         ch = self.character
+        command = getattr(ch, "torque_command", None)
+        apply = command(tau) if command is not None else (lambda: ch.apply_torques(tau))
         for _ in range(self.substeps):
-            ch.apply_torques(tau)  # PyBullet clears applied torques after every step
+            apply()  # PyBullet clears applied torques after every step
             p.stepSimulation(physicsClientId=ch.client_id)
         return ch.get_state()[1]
 

@@ -44,8 +44,8 @@ from tracker.sim.world import World, WorldSettings
 RootMode = Literal["anchored", "kinematic", "free"]
 ROOT_MODES: tuple[str, ...] = ("anchored", "kinematic", "free")
 #: A peeking controller's checkpoint is saved every this many control steps (tracker.sim.state;
-#: saveState costs 2-3 humanoid steps, a replayed step a fraction of one: 4 is the measured optimum).
-REWIND_EVERY = 4
+#: saveState costs 2-3 humanoid control steps, a replayed step a fifth of one: 4-8 measure alike, scripts/bench.py --only vt).
+REWIND_EVERY = 6
 #: PyBullet clamps joint speeds to 100 rad/s; a joint sitting at the clamp has blown up.
 PYBULLET_SPEED_CLAMP = 100.0
 
@@ -269,7 +269,7 @@ class Simulation:
         else:
             self._physics(tau)
         if self._rewind is not None:
-            self._rewind.record(partial(self._replay, tau.copy()))
+            self._rewind.record(partial(self._replay, self._command))
         self.t += dt
         if scenario is not None:
             scenario.after_step(self, self.t)
@@ -292,21 +292,22 @@ class Simulation:
             tau[0:6] = 0.0
         h = self.opt.dt / n
         substep = getattr(self.scenario, "after_substep", None)
+        # Joint torques, and the base entries as a world wrench (PyBullet clears both after every
+        # step, so they are applied before each substep). A kinematic root is re-set to the reference
+        # every control step and also gets the wrench, so that the joints push against a held base,
+        # as SPD assumed.
+        self._command = apply = None if self._native else c.torque_command(tau)
         for k in range(n):
-            if not self._native:
-                # Joint torques, and the base entries as a world wrench (PyBullet clears both after
-                # every step). A kinematic root is re-set to the reference every control step and
-                # also gets the wrench, so that the joints push against a held base, as SPD assumed.
-                c.apply_torques(tau)
+            if apply is not None:
+                apply()
             self.world.step()
             if substep is not None:
                 substep(self, self.t + (k + 1) * h)
 
-    def _replay(self, tau: np.ndarray) -> None:
+    def _replay(self, apply: Callable[[], None]) -> None:
         """A recorded control step again (a :class:`~tracker.sim.state.Rewind` replay): same torques, same steps."""
-        c = self.character
         for _ in range(self.opt.substeps):
-            c.apply_torques(tau)
+            apply()
             self.world.step()
 
     def _lend_rewind(self, on_step) -> None:
