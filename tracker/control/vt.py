@@ -49,6 +49,8 @@ from tracker.errors import ConfigError
 #: How the feed-forward force is computed.
 F0Mode = Literal["id", "peek", "none"]
 F0_MODES: tuple[str, ...] = ("id", "peek", "none")
+#: After the gate says a peek is needed, peek this many more steps before asking it again.
+GATE_HOLD = 4
 #: Which reference velocity at ``t_{n+1}`` is ``w0``.
 W0Mode = Literal["step", "sample"]
 W0_MODES: tuple[str, ...] = ("step", "sample")
@@ -98,7 +100,8 @@ class VTController:
             against 0.0005 with ``step``; ``tracker reproduce vt``). Either way SPD's
             velocity target is ``w0`` too, so the PD acts around the same virtual trajectory.
         gate: for ``peek``: skip the peek in steps where nothing can touch the character
-            (:meth:`_engine_may_act`; the skipped peek's force would be zero to rounding).
+            (:meth:`_engine_may_act`; the skipped peek's force would be zero to rounding). Once
+            it says a peek is needed, the next ``GATE_HOLD`` steps peek without asking.
         character: for ``peek``: the simulated body, with ``client_id``,
             ``apply_torques(tau)`` and ``get_state()`` (a :class:`Character`).
         root: the simulation's root mode; ``peek`` refuses ``kinematic`` (the base is
@@ -154,6 +157,7 @@ class VTController:
         self.gate = bool(gate)
         #: steps peeked and steps skipped by the gate.
         self.peeks = self.skips = 0
+        self._gate_hold = 0  # steps to peek without asking the gate
         self._engine = None
         if f0 == "peek":
             from tracker.sim.peek import EnginePeek  # the engine side lives with the simulator
@@ -222,6 +226,21 @@ class VTController:
         """Counts for the recording's meta: steps peeked and skipped by the gate."""
         return {"vt_peeks": self.peeks, "vt_peek_skips": self.skips} if self.f0_mode == "peek" else {}
 
+    def _gate_open(self, dt: float) -> bool:
+        """Peek this step? The gate is asked only :data:`GATE_HOLD` steps after it last said yes.
+
+        Peeking is never wrong, only dearer; asking costs a quarter of a peek on the humanoid
+        (link speeds, distances), and where it said yes (a foot near the ground) it says yes again
+        in the next steps, so it is not asked then.
+        """
+        if self._gate_hold > 0:
+            self._gate_hold -= 1
+            return True
+        if self._engine_may_act(dt):
+            self._gate_hold = GATE_HOLD
+            return True
+        return False
+
     def _engine_may_act(self, dt: float) -> bool:
         """Whether the engine can push the character during the next step (:meth:`EnginePeek.may_act`)."""
         return self._engine.may_act(dt)
@@ -238,7 +257,7 @@ class VTController:
             lim = gains.tau_max if gains.limited else None
             f0 = self.feedforward(q, v, w0, dt, m, c, lim)
             if self.f0_mode == "peek":
-                if not self.gate or self._engine_may_act(dt):
+                if not self.gate or self._gate_open(dt):
                     self.peeks += 1
                     g = self._peek(q, v, f0, dt)
                     f0 = self.feedforward(q, v, w0, dt, m, c - g, lim)

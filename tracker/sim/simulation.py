@@ -44,7 +44,8 @@ from tracker.sim.world import World, WorldSettings
 RootMode = Literal["anchored", "kinematic", "free"]
 ROOT_MODES: tuple[str, ...] = ("anchored", "kinematic", "free")
 #: A peeking controller's checkpoint is saved every this many control steps (tracker.sim.state;
-#: saveState costs 2-3 humanoid control steps, a replayed step a fifth of one: 4-8 measure alike, scripts/bench.py --only vt).
+#: saveState costs 2-3 humanoid control steps, a replayed step a third of one; 3, 4, 6, 8 and 12 measured alike within
+#: the shared machine's noise, 6 the cheapest most often).
 REWIND_EVERY = 6
 #: PyBullet clamps joint speeds to 100 rad/s; a joint sitting at the clamp has blown up.
 PYBULLET_SPEED_CLAMP = 100.0
