@@ -103,7 +103,8 @@ class VTController:
             velocity target is ``w0`` too, so the PD acts around the same virtual trajectory.
         gate: for ``peek``: skip the peek in steps where nothing can touch the character
             (:meth:`_engine_may_act`; the skipped peek's force would be zero to rounding). Once
-            it says a peek is needed, the next ``GATE_HOLD`` steps peek without asking.
+            it says a peek is needed, the next ``GATE_HOLD`` steps peek without asking. Off with
+            ``substeps > 1`` (then a peek is not zero in free air: it corrects id over the substeps).
         character: for ``peek``: the simulated body, with ``client_id``,
             ``apply_torques(tau)`` and ``get_state()`` (a :class:`Character`).
         root: the simulation's root mode; ``peek`` refuses ``kinematic`` (the base is
@@ -155,8 +156,10 @@ class VTController:
         self._active = np.flatnonzero(self.mask != 0.0)
         #: the last feed-forward force ``(nv,)`` (for recording and tests).
         self.last_f0 = np.zeros(layout.nv)
-        #: peek only when the engine can add a force this step (``False``: every step).
-        self.gate = bool(gate)
+        #: peek only when the engine can add a force this step (``False``: every step). With
+        #: substeps a peek also corrects id's M and c held over the physics steps, which is not
+        #: zero in free air, so there every step peeks.
+        self.gate = bool(gate) and int(substeps) == 1
         #: steps peeked and steps skipped by the gate.
         self.peeks = self.skips = 0
         self._gate_hold = 0  # steps to peek without asking the gate
