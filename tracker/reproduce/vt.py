@@ -288,7 +288,8 @@ def run(out: Path, *, quick: bool = False) -> Path:
               f"{D.DESK_FRICTION:g} (PyBullet multiplies a pair's coefficients: the large box needs "
               f"{D.FRICTION * D.DESK_FRICTION * D.LARGE_BOX['mass'] * 9.81:.0f} N to slide); arm links "
               f"{', '.join(f'{n} {length:g} m {m:g} kg' for n, length, m in D.LINKS)} (the last a fist "
-              f"centred on the wrist), shoulder at {tuple(float(x) for x in D.SHOULDER)} m; dt = 1/120 s (the explicit PD: 1/{round(1 / PD_DT)} s); "
+              f"centred on the wrist), shoulder at {tuple(float(x) for x in D.SHOULDER)} m; "
+              f"dt = 1/120 s (the explicit PD: 1/{round(1 / PD_DT)} s); "
               f"the hand's reference sweeps x = {D.HAND_START:g} → {D.HAND_END:g} m in {D.DURATION:g} s "
               "through both boxes' places. Gains K on every hinge, kd = K·dt.", "",
               "| run | small box travel (m) | large box travel (m) | hand short of its reference at the end (m) | "
@@ -303,7 +304,8 @@ def run(out: Path, *, quick: bool = False) -> Path:
               "Stiff tracking shows instead as the contact force, the boxes' travel and the hand staying on its "
               "reference; whether the large box slides is whether the box-box force passes the "
               f"{D.FRICTION * D.DESK_FRICTION * D.LARGE_BOX['mass'] * 9.81:.0f} N its friction holds. Peak forces "
-              "are the impact, an impulse over one step: compare them at the same dt.", "", "![Fig. 1](vt_fig1.png)", ""]
+              "are the impact, an impulse over one step: compare them at the same dt.", "",
+              "![Fig. 1](vt_fig1.png)", ""]
     labels = list(next(iter(clip_rows.values()))) if clip_rows else []
     lines += ["## 3. The humanoid: shared clips", "",
               f"Anchored root, dt = 1/60 s, gains per kg supported (Tan's Table 3 scaling), kd = kp·dt; "

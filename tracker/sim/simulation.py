@@ -27,8 +27,8 @@ the run goes on and ``meta["fell_at"]`` says when.
 from __future__ import annotations
 
 import time
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, Literal
 
 import numpy as np
@@ -44,8 +44,8 @@ from tracker.sim.world import World, WorldSettings
 RootMode = Literal["anchored", "kinematic", "free"]
 ROOT_MODES: tuple[str, ...] = ("anchored", "kinematic", "free")
 #: A peeking controller's checkpoint is saved every this many control steps (tracker.sim.state;
-#: saveState costs 2-3 humanoid control steps, a replayed step a third of one; 3, 4, 6, 8 and 12 measured alike within
-#: the shared machine's noise, 6 the cheapest most often).
+#: saveState costs 2-3 humanoid control steps, a replayed step a third of one; 3, 4, 6, 8 and 12
+#: measured alike within the shared machine's noise, 6 the cheapest most often).
 REWIND_EVERY = 6
 #: PyBullet clamps joint speeds to 100 rad/s; a joint sitting at the clamp has blown up.
 PYBULLET_SPEED_CLAMP = 100.0
@@ -470,7 +470,8 @@ class Simulation:
             meta={"model": self.model.name, "controller": self.opt.controller, "root": self.opt.root,
                   "dt": self.opt.dt, "target_velocity": self.opt.target_velocity,
                   "gain_scale": self.opt.gain_scale, "clip": self.reference.source, "wall_s": wall,
-                  "substeps": self.opt.substeps, "fell_at": self.fell_at, "peeks": self.n_peeks, "rewind_saves": self._rewind_saves,
+                  "substeps": self.opt.substeps, "fell_at": self.fell_at, "peeks": self.n_peeks,
+                  "rewind_saves": self._rewind_saves,
                   "saturation_by_joint": self.saturation(),
                   **(self.controller.report() if hasattr(self.controller, "report") else {})},
             status=status, message=message,
