@@ -96,21 +96,24 @@ def test_rewind_saves_again_when_a_body_is_added():
 
 @pytest.mark.skipif(not WALK.exists(), reason="needs ../shared/mocap")
 @pytest.mark.parametrize("root,substeps", [("anchored", 1), ("free", 2)])
-def test_vt_peek_with_rewind_equals_a_save_per_peek(root, substeps):
+def test_vt_peek_with_rewind_equals_a_save_per_peek(root, substeps, monkeypatch):
     """Simulation.run lends vt's peek a Rewind (a checkpoint every few steps); the recording is
-    bit-identical to peeking with a saveState / restoreState every step (an on_step callback
-    makes run() keep the world to itself no longer, and the plain path is taken)."""
+    bit-identical to peeking with a saveState / restoreState every step (REWIND_EVERY = 0)."""
     from tracker.character.model import load_model
     from tracker.retarget import load_clip_reference
+    from tracker.sim import simulation
     from tracker.sim.simulation import SimOptions, Simulation
 
     model = load_model("humanoid")
     ref = load_clip_reference(WALK, model="humanoid")
     recs = []
     for plain in (False, True):
+        monkeypatch.setattr(simulation, "REWIND_EVERY", 0 if plain else 6)
         sim = Simulation(model, ref, SimOptions(controller="vt", dt=1 / 60, root=root, substeps=substeps,
                                                 controller_options=(("f0", "peek"),)))
-        rec = sim.run(1.0, on_step=(lambda row: None) if plain else None)
+        rows = []
+        rec = sim.run(1.0, on_step=rows.append)  # watching the run does not stop the rewind
+        assert len(rows) == rec.n_steps
         sim.close()
         assert rec.status == "ok" and rec.meta["vt_peeks"] > 30
         recs.append(rec)

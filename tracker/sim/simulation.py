@@ -45,7 +45,8 @@ RootMode = Literal["anchored", "kinematic", "free"]
 ROOT_MODES: tuple[str, ...] = ("anchored", "kinematic", "free")
 #: A peeking controller's checkpoint is saved every this many control steps (tracker.sim.state;
 #: saveState costs 2-3 humanoid control steps, a replayed step a third of one; 3, 4, 6, 8 and 12
-#: measured alike within the shared machine's noise, 6 the cheapest most often).
+#: measured alike within the shared machine's noise, 6 the cheapest most often). 0: never (a
+#: saveState around every peek).
 REWIND_EVERY = 6
 #: PyBullet clamps joint speeds to 100 rad/s; a joint sitting at the clamp has blown up.
 PYBULLET_SPEED_CLAMP = 100.0
@@ -311,11 +312,11 @@ class Simulation:
             apply()
             self.world.step()
 
-    def _lend_rewind(self, on_step) -> None:
+    def _lend_rewind(self) -> None:
         """Give a peeking controller a :class:`Rewind` if nothing but this loop can change the world."""
         use = getattr(self.controller, "use_rewind", None)
-        if (use is None or not self._owns_world or self.scenario is not None or self.balance is not None
-                or on_step is not None or self._native or self.opt.root == "kinematic"):
+        if (use is None or REWIND_EVERY < 1 or not self._owns_world or self.scenario is not None
+                or self.balance is not None or self._native or self.opt.root == "kinematic"):
             return
         from tracker.sim.state import Rewind
 
@@ -414,7 +415,14 @@ class Simulation:
 
     def run(self, duration: float | None = None, progress: bool = False,
             on_step: Callable[[dict], None] | None = None) -> Recording:
-        """Simulate ``duration`` seconds (default: to the end of the clip) and record every step."""
+        """Simulate ``duration`` seconds (default: to the end of the clip) and record every step.
+
+        Args:
+            duration: seconds to simulate.
+            progress: show a progress bar.
+            on_step: called with every recorded row, to watch the run (progress, live plots); it
+                must not change the world, whose steps a peeking controller may replay.
+        """
         ref = self.reference
         dt = self.opt.dt
         if duration is None:
@@ -428,7 +436,7 @@ class Simulation:
 
             bar = tqdm(total=n, unit="step", desc="simulating", leave=False)
         wall0 = time.perf_counter()
-        self._lend_rewind(on_step)
+        self._lend_rewind()
         try:
             for _ in range(n):
                 try:
