@@ -228,3 +228,56 @@ def test_a_plain_q_v_pair_is_a_target_too(humanoid_like_layout, rng):
     vt = VTController(lay, dyn)
     np.testing.assert_array_equal(vt.torques((state.q, state.v), (target.q, target.v), gains, 1 / 60),
                                   vt.torques(state, Target(target.q, target.v), gains, 1 / 60))
+
+
+@pytest.mark.parametrize("substeps", [1, 4])
+def test_peek_takes_the_whole_control_step_with_substeps(substeps):
+    """With sim.substeps the peek's trial is the control step's physics steps, as the real step will be
+    (it was one physics step, its velocity change divided by the control step), the world is then as it
+    was, and with no servo gains the peek's f0 lands the joints on w0 closer than id's, whose
+    M and c are held over the substeps (with one substep the two agree to rounding)."""
+    from tracker.character.character import Character
+    from tracker.control.base import Gains
+    from tracker.sim.peek import EnginePeek
+    from tracker.sim.world import World, WorldSettings
+
+    dt = 1 / 60
+    with World(WorldSettings(dt=dt, substeps=substeps)) as w:
+        c = Character.load(w.client, "humanoid")
+        lay = c.layout
+        q, v = c.get_state()
+        q[2] += 2.0
+        for name in ("left_knee", "right_knee", "left_elbow", "right_elbow"):
+            q[lay[name].q] = 1.0  # clear of the joint limits
+        rng = np.random.default_rng(5)
+        v = np.r_[np.zeros(6), rng.normal(0, 2.0, lay.nv - 6)]
+        c.reset_state(q, v)
+        tau = np.r_[np.zeros(6), rng.normal(0, 5.0, lay.nv - 6)]
+        sid = p.saveState(physicsClientId=w.client)
+        v_peek = EnginePeek(c, substeps).velocity_after_step(tau)
+        np.testing.assert_array_equal(np.concatenate(c.get_state()), np.concatenate((q, v)))  # put back
+        for _ in range(substeps):
+            c.apply_torques(tau)
+            w.step()
+        np.testing.assert_array_equal(v_peek, c.get_state()[1])  # the whole control step
+        p.restoreState(sid, physicsClientId=w.client)
+
+        passive = np.zeros(lay.nv, bool)
+        passive[:6] = True  # a free root, falling
+        zero = Gains(np.zeros(lay.nv), np.zeros(lay.nv), np.full(lay.nv, np.inf))
+        w0 = np.r_[np.zeros(6), rng.normal(0, 2.0, lay.nv - 6)]
+        target = Target(lay.integrate(q, w0, dt), w0)
+        miss = {}
+        for f0 in ("id", "peek"):
+            p.restoreState(sid, physicsClientId=w.client)
+            vt = VTController(lay, c, f0=f0, gate=False, character=c, passive=passive, substeps=substeps)
+            tau = vt.torques(State(*c.get_state()), target, zero, dt)
+            tau[:6] = 0.0
+            for _ in range(substeps):
+                c.apply_torques(tau)
+                w.step()
+            miss[f0] = np.abs(c.get_state()[1][6:] - w0[6:]).max()
+        if substeps == 1:
+            assert miss["id"] < 1e-9 and miss["peek"] < 1e-9
+        else:
+            assert miss["id"] > 1e-3 and miss["peek"] < miss["id"] / 3

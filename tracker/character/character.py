@@ -80,7 +80,7 @@ import os
 import sys
 from contextlib import contextmanager
 from itertools import chain
-from typing import Iterator, Iterable
+from typing import Callable, Iterator, Iterable
 
 import numpy as np
 
@@ -525,16 +525,29 @@ class Character:
         entries become a world force at the base origin and a world torque
         (:meth:`apply_base_wrench`).
         """
+        self.torque_command(tau)()
+
+    def torque_command(self, tau: np.ndarray) -> Callable[[], None]:
+        """:meth:`apply_torques` ``(tau)`` as a function, converted once: for applying the same
+        ``tau`` before several engine steps (substeps, a replayed step) at the cost of the calls alone."""
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.layout.nv,):
             raise ValueError(f"expected tau ({self.layout.nv},), got {tau.shape}")
         if self._convert:
             tau = self._vec_to_bullet(tau)
         forces = [tau[sl].tolist() for sl in self._v_slices]
-        p.setJointMotorControlMultiDofArray(self.body_id, self._pb_joint, p.TORQUE_CONTROL, forces=forces,
-                                            physicsClientId=self.client_id)
-        if np.any(tau[0:6] != 0.0):
-            self.apply_base_wrench(tau[0:3], tau[3:6])
+        b, cid, joints = self.body_id, self.client_id, self._pb_joint
+        wrench = bool(np.any(tau[0:6] != 0.0))
+        force, torque = list(map(float, tau[0:3])), list(map(float, tau[3:6]))
+
+        def apply() -> None:
+            p.setJointMotorControlMultiDofArray(b, joints, p.TORQUE_CONTROL, forces=forces, physicsClientId=cid)
+            if wrench:  # as apply_base_wrench: at the base origin, world frame
+                pos = p.getBasePositionAndOrientation(b, physicsClientId=cid)[0]
+                p.applyExternalForce(b, -1, force, pos, p.WORLD_FRAME, physicsClientId=cid)
+                p.applyExternalTorque(b, -1, torque, p.WORLD_FRAME, physicsClientId=cid)
+
+        return apply
 
     def apply_stable_pd(self, q_target: np.ndarray, v_target: np.ndarray, kp: np.ndarray, kd: np.ndarray,
                         tau_max: np.ndarray) -> None:

@@ -49,6 +49,8 @@ from tracker.errors import ConfigError
 #: How the feed-forward force is computed.
 F0Mode = Literal["id", "peek", "none"]
 F0_MODES: tuple[str, ...] = ("id", "peek", "none")
+#: After the gate says a peek is needed, peek this many more steps before asking it again.
+GATE_HOLD = 4
 #: Which reference velocity at ``t_{n+1}`` is ``w0``.
 W0Mode = Literal["step", "sample"]
 W0_MODES: tuple[str, ...] = ("step", "sample")
@@ -94,15 +96,21 @@ class VTController:
             PyBullet's symplectic Euler (needs ``target.q_now``; without it ``sample`` is
             used): free motion then follows the reference's positions whatever the gains,
             mocap jitter included; ``"sample"``: the reference's own velocity at ``t_{n+1}``,
-            ``target.v`` (on the CMU walk at k_t = 2.5/kg: 0.0143 rad mean joint error
-            against 0.0005 with ``step``; ``tracker reproduce vt``). Either way SPD's
+            ``target.v`` (at k_t = 2.5/kg, mean joint error with ``sample`` against ``step``:
+            Bandai walk 0.024 vs 0.0032 rad, CMU kick 0.011 vs 0.0019, Bandai punch 0.030 vs
+            0.0055; on the CMU walk, whose stance foot meets the ground, 0.016 vs 0.018;
+            ``tracker reproduce vt``). Either way SPD's
             velocity target is ``w0`` too, so the PD acts around the same virtual trajectory.
         gate: for ``peek``: skip the peek in steps where nothing can touch the character
-            (:meth:`_engine_may_act`; the skipped peek's force would be zero to rounding).
+            (:meth:`_engine_may_act`; the skipped peek's force would be zero to rounding). Once
+            it says a peek is needed, the next ``GATE_HOLD`` steps peek without asking. Off with
+            ``substeps > 1`` (then a peek is not zero in free air: it corrects id over the substeps).
         character: for ``peek``: the simulated body, with ``client_id``,
             ``apply_torques(tau)`` and ``get_state()`` (a :class:`Character`).
         root: the simulation's root mode; ``peek`` refuses ``kinematic`` (the base is
             re-set to the reference every step, so a peeked step says nothing about it).
+        substeps: physics steps per control step: SPD's prediction spans them, and ``peek``
+            takes all of them (the control step the real one will be), not one physics step.
 
     Raises:
         ConfigError: unknown ``f0`` mode; ``peek`` without a character or with a kinematic root.
@@ -148,15 +156,18 @@ class VTController:
         self._active = np.flatnonzero(self.mask != 0.0)
         #: the last feed-forward force ``(nv,)`` (for recording and tests).
         self.last_f0 = np.zeros(layout.nv)
-        #: peek only when the engine can add a force this step (``False``: every step).
-        self.gate = bool(gate)
+        #: peek only when the engine can add a force this step (``False``: every step). With
+        #: substeps a peek also corrects id's M and c held over the physics steps, which is not
+        #: zero in free air, so there every step peeks.
+        self.gate = bool(gate) and int(substeps) == 1
         #: steps peeked and steps skipped by the gate.
         self.peeks = self.skips = 0
+        self._gate_hold = 0  # steps to peek without asking the gate
         self._engine = None
         if f0 == "peek":
             from tracker.sim.peek import EnginePeek  # the engine side lives with the simulator
 
-            self._engine = EnginePeek(character)
+            self._engine = EnginePeek(character, substeps)
         self._zero_v = np.zeros(layout.nv)
 
     def feedforward(self, q: np.ndarray, v: np.ndarray, w0: np.ndarray, dt: float,
@@ -208,6 +219,33 @@ class VTController:
         m, c = self._cache._m, self._cache._c
         return m @ ((v1 - v) / dt) + c - f_id
 
+    def use_rewind(self, rewind) -> None:
+        """Let ``peek`` go back by a :class:`~tracker.sim.state.Rewind` (None: save and restore every peek).
+
+        The simulation loop lends one while it alone steps the world and records every step.
+        """
+        if self._engine is not None:
+            self._engine.rewind = rewind
+
+    def report(self) -> dict:
+        """Counts for the recording's meta: steps peeked and skipped by the gate."""
+        return {"vt_peeks": self.peeks, "vt_peek_skips": self.skips} if self.f0_mode == "peek" else {}
+
+    def _gate_open(self, dt: float) -> bool:
+        """Peek this step? The gate is asked only :data:`GATE_HOLD` steps after it last said yes.
+
+        Peeking is never wrong, only dearer; asking costs a quarter of a peek on the humanoid
+        (link speeds, distances), and where it said yes (a foot near the ground) it says yes again
+        in the next steps, so it is not asked then.
+        """
+        if self._gate_hold > 0:
+            self._gate_hold -= 1
+            return True
+        if self._engine_may_act(dt):
+            self._gate_hold = GATE_HOLD
+            return True
+        return False
+
     def _engine_may_act(self, dt: float) -> bool:
         """Whether the engine can push the character during the next step (:meth:`EnginePeek.may_act`)."""
         return self._engine.may_act(dt)
@@ -224,7 +262,7 @@ class VTController:
             lim = gains.tau_max if gains.limited else None
             f0 = self.feedforward(q, v, w0, dt, m, c, lim)
             if self.f0_mode == "peek":
-                if not self.gate or self._engine_may_act(dt):
+                if not self.gate or self._gate_open(dt):
                     self.peeks += 1
                     g = self._peek(q, v, f0, dt)
                     f0 = self.feedforward(q, v, w0, dt, m, c - g, lim)

@@ -26,23 +26,46 @@ class EnginePeek:
             or :class:`~tracker.scenes.desk.DeskArm`).
     """
 
-    def __init__(self, character) -> None:
+    def __init__(self, character, substeps: int = 1) -> None:
         self.character = character
+        self.substeps = int(substeps)
+        #: a :class:`~tracker.sim.state.Rewind` lent by the simulation loop while it owns the
+        #: world (None: a plain saveState / restoreState around every peek).
+        self.rewind = None
         self._setup: dict | None = None
 
     def velocity_after_step(self, tau: np.ndarray) -> np.ndarray:
-        """The character's ``v`` ``(nv,)`` after one engine step under ``tau``; the world is then restored."""
+        """The character's ``v`` ``(nv,)`` after one control step under ``tau``; the world is then restored.
+
+        The control step is ``substeps`` engine steps with ``tau`` applied in each, as the
+        simulation loop takes it, so the peek sees the same step the real one will be.
+        """
         ch = self.character
         cid = ch.client_id
+        rw = self.rewind
+        if rw is not None:
+            rw.now()
+            try:
+                v1 = self._trial(tau)
+            finally:
+                rw.back()
+            return v1
         sid = p.saveState(physicsClientId=cid)
         try:
-            ch.apply_torques(tau)
-            p.stepSimulation(physicsClientId=cid)
-            _, v1 = ch.get_state()
+            v1 = self._trial(tau)
         finally:
             p.restoreState(sid, physicsClientId=cid)
             p.removeState(sid, physicsClientId=cid)
         return v1
+
+    def _trial(self, tau: np.ndarray) -> np.ndarray:
+        ch = self.character
+        command = getattr(ch, "torque_command", None)
+        apply = command(tau) if command is not None else (lambda: ch.apply_torques(tau))
+        for _ in range(self.substeps):
+            apply()  # PyBullet clears applied torques after every step
+            p.stepSimulation(physicsClientId=ch.client_id)
+        return ch.get_state()[1]
 
     def _prepare(self) -> dict:
         """Once: the limited hinges, each link's size, and whether the body must always peek."""
@@ -57,7 +80,9 @@ class EnginePeek:
         always = (getattr(getattr(ch, "model", None), "self_collision", "off") != "off"
                   or bool(getattr(ch, "fixed_base", False)))
         return dict(links=list(range(n)), limited=limited, always=always,
-                    radius=[_radius(b, k, cid) for k in range(-1, n)])  # base first
+                    limited_ids=[j for j, _, _ in limited], lo=np.array([lo for _, lo, _ in limited]),
+                    hi=np.array([hi for _, _, hi in limited]),
+                    radius=np.array([_radius(b, k, cid) for k in range(-1, n)]))  # base first
 
     def may_act(self, dt: float) -> bool:
         """Whether a contact, a joint limit or a constraint can push the character during the next step.
@@ -78,18 +103,21 @@ class EnginePeek:
         g = self._setup
         if g["always"] or p.getNumConstraints(physicsClientId=cid):
             return True
-        lin, ang = p.getBaseVelocity(b, physicsClientId=cid)
-        speed = np.linalg.norm(lin) + np.linalg.norm(ang) * g["radius"][0]
-        if g["links"]:
-            states = p.getLinkStates(b, g["links"], computeLinkVelocity=1, physicsClientId=cid)
-            for st, r in zip(states, g["radius"][1:]):
-                speed = max(speed, np.linalg.norm(st[6]) + np.linalg.norm(st[7]) * r)
+        if p.getContactPoints(bodyA=b, physicsClientId=cid):
+            return True  # touching already (a foot on the ground): no need to bound speeds
         if g["limited"]:
-            js = p.getJointStates(b, [j for j, _, _ in g["limited"]], physicsClientId=cid)
-            for (_, lo, hi), (pos, vel, *_rest) in zip(g["limited"], js):
-                reach = 2.0 * abs(vel) * dt + 0.01
-                if pos - lo < reach or hi - pos < reach:
-                    return True
+            js = p.getJointStates(b, g["limited_ids"], physicsClientId=cid)
+            pos = np.fromiter((s[0] for s in js), float, len(js))
+            reach = 2.0 * np.abs(np.fromiter((s[1] for s in js), float, len(js))) * dt + 0.01
+            if np.any(pos - g["lo"] < reach) or np.any(g["hi"] - pos < reach):
+                return True
+        lin, ang = p.getBaseVelocity(b, physicsClientId=cid)
+        vel = [(lin, ang)]
+        if g["links"]:
+            vel += [(st[6], st[7]) for st in p.getLinkStates(b, g["links"], computeLinkVelocity=1,
+                                                             physicsClientId=cid)]
+        w = np.array(vel, dtype=float)  # (links + 1, 2, 3): linear and angular, base first
+        speed = float(np.max(np.sqrt((w[:, 0] ** 2).sum(1)) + np.sqrt((w[:, 1] ** 2).sum(1)) * g["radius"]))
         for k in range(p.getNumBodies(physicsClientId=cid)):
             other = p.getBodyUniqueId(k, physicsClientId=cid)
             if other == b:

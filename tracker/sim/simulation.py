@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, Literal
 
 import numpy as np
@@ -42,6 +43,11 @@ from tracker.sim.world import World, WorldSettings
 
 RootMode = Literal["anchored", "kinematic", "free"]
 ROOT_MODES: tuple[str, ...] = ("anchored", "kinematic", "free")
+#: A peeking controller's checkpoint is saved every this many control steps (tracker.sim.state;
+#: saveState costs 2-3 humanoid control steps, a replayed step a third of one; 3, 4, 6, 8 and 12
+#: measured alike within the shared machine's noise, 6 the cheapest most often). 0: never (a
+#: saveState around every peek).
+REWIND_EVERY = 6
 #: PyBullet clamps joint speeds to 100 rad/s; a joint sitting at the clamp has blown up.
 PYBULLET_SPEED_CLAMP = 100.0
 
@@ -168,6 +174,11 @@ class Simulation:
                 if world is None:
                     self.world.close()  # do not leak the client
                 raise
+        # A controller that peeks (vt f0=peek) goes back by restore + replay while run() alone
+        # steps a world it owns (tracker.sim.state.Rewind): a saveState every few steps, not every step.
+        self._owns_world = world is None and not gui
+        self._rewind = None
+        self._rewind_saves = 0  # checkpoints saved by rewinds lent so far (recording meta)
         self.balance = self._balance_feedback()
         self.support = None  # the support polygon the balance feedback last used
         self.balance_term = None  # and its last feedback
@@ -213,6 +224,8 @@ class Simulation:
         self._state = None  # the state read after the last step (None: read it anew)
         self._ref_next = None  # (t, q, v): the last t_{n+1} sample, which is the next step's t_n target
         self.t = self.opt.start
+        if getattr(self, "_rewind", None) is not None:
+            self._rewind.invalidate()  # the world was teleported: nothing to replay from
         self.fell_at: float | None = None
         self.n_peeks = 0  # steps recomputed because a contact began in them
         self._saturated = np.zeros(self.layout.nv, dtype=int)  # steps at the torque limit, per DOF
@@ -273,6 +286,8 @@ class Simulation:
             tau = self._peek(state, target, tau)
         else:
             self._physics(tau)
+        if self._rewind is not None:
+            self._rewind.record(partial(self._replay, self._command))
         self.t += dt
         if scenario is not None:
             scenario.after_step(self, self.t)
@@ -295,15 +310,41 @@ class Simulation:
             tau[0:6] = 0.0
         h = self.opt.dt / n
         substep = getattr(self.scenario, "after_substep", None)
+        # Joint torques, and the base entries as a world wrench (PyBullet clears both after every
+        # step, so they are applied before each substep). A kinematic root is re-set to the reference
+        # every control step and also gets the wrench, so that the joints push against a held base,
+        # as SPD assumed.
+        self._command = apply = None if self._native else c.torque_command(tau)
         for k in range(n):
-            if not self._native:
-                # Joint torques, and the base entries as a world wrench (PyBullet clears both after
-                # every step). A kinematic root is re-set to the reference every control step and
-                # also gets the wrench, so that the joints push against a held base, as SPD assumed.
-                c.apply_torques(tau)
+            if apply is not None:
+                apply()
             self.world.step()
             if substep is not None:
                 substep(self, self.t + (k + 1) * h)
+
+    def _replay(self, apply: Callable[[], None]) -> None:
+        """A recorded control step again (a :class:`~tracker.sim.state.Rewind` replay): same torques, same steps."""
+        for _ in range(self.opt.substeps):
+            apply()
+            self.world.step()
+
+    def _lend_rewind(self) -> None:
+        """Give a peeking controller a :class:`Rewind` if nothing but this loop can change the world."""
+        use = getattr(self.controller, "use_rewind", None)
+        if (use is None or REWIND_EVERY < 1 or not self._owns_world or self.scenario is not None
+                or self.balance is not None or self._native or self.opt.root == "kinematic"):
+            return
+        from tracker.sim.state import Rewind
+
+        self._rewind = Rewind(self.world.client, every=REWIND_EVERY)
+        use(self._rewind)
+
+    def _return_rewind(self) -> None:
+        if self._rewind is not None:
+            self.controller.use_rewind(None)
+            self._rewind_saves += self._rewind.saves
+            self._rewind.close()
+            self._rewind = None
 
     def _should_peek(self) -> bool:
         if not (self.opt.peek and self.gains_fn is not None and self.scenario is not None):
@@ -390,7 +431,14 @@ class Simulation:
 
     def run(self, duration: float | None = None, progress: bool = False,
             on_step: Callable[[dict], None] | None = None) -> Recording:
-        """Simulate ``duration`` seconds (default: to the end of the clip) and record every step."""
+        """Simulate ``duration`` seconds (default: to the end of the clip) and record every step.
+
+        Args:
+            duration: seconds to simulate.
+            progress: show a progress bar.
+            on_step: called with every recorded row, to watch the run (progress, live plots); it
+                must not change the world, whose steps a peeking controller may replay.
+        """
         ref = self.reference
         dt = self.opt.dt
         if duration is None:
@@ -405,6 +453,7 @@ class Simulation:
             bar = tqdm(total=n, unit="step", leave=False,
                        desc=f"simulating clip time {self.opt.start:.2f}-{self.opt.start + n * dt:.2f} s")
         wall0 = time.perf_counter()
+        self._lend_rewind()
         try:
             for _ in range(n):
                 try:
@@ -422,6 +471,7 @@ class Simulation:
                 if bar is not None:
                     bar.update(1)
         finally:
+            self._return_rewind()
             if bar is not None:
                 bar.close()
         wall = time.perf_counter() - wall0
@@ -446,6 +496,7 @@ class Simulation:
                   "dt": self.opt.dt, "target_velocity": self.opt.target_velocity,
                   "gain_scale": self.opt.gain_scale, "clip": self.reference.source, "wall_s": wall,
                   "substeps": self.opt.substeps, "fell_at": self.fell_at, "peeks": self.n_peeks,
+                  "rewind_saves": self._rewind_saves,
                   "saturation_by_joint": self.saturation(),
                   **(self.controller.report() if hasattr(self.controller, "report") else {})},
             status=status, message=message,
