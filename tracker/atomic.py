@@ -33,3 +33,20 @@ def atomic_target(path: str | Path, suffix: str = "") -> Iterator[Path]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def remove_stale_temporaries(folder: str | Path) -> list[Path]:
+    """Delete the temporary files that :func:`atomic_target` left in ``folder`` when its process
+    was killed between creating and renaming them (``.NAME.XXXXXXXX[SUFFIX]`` beside a target).
+
+    Only call it when no other process is writing into ``folder``. Returns what was removed.
+    """
+    import re
+
+    pattern = re.compile(r"\.[^.].*\.[a-z0-9_]{8}(\.[A-Za-z0-9]+)?")  # mkstemp's 8 random characters
+    removed = []
+    for p in Path(folder).glob(".*"):
+        if p.is_file() and pattern.fullmatch(p.name):
+            p.unlink(missing_ok=True)
+            removed.append(p)
+    return removed

@@ -212,3 +212,20 @@ def test_a_worker_whose_parent_is_already_gone_ends_at_once():
     proc.start()
     proc.join(10)
     assert proc.exitcode == 1
+
+
+def test_stale_atomic_temporaries_are_removed_and_nothing_else(tmp_path):
+    import tempfile
+
+    from tracker.atomic import remove_stale_temporaries
+
+    keep = [".DS_Store", ".gitignore", ".config.yaml", "metrics.json"]
+    for name in keep:
+        (tmp_path / name).write_text("x")
+    stale = []
+    for name, suffix in (("timing.json", ""), ("recording.npz", ".npz")):  # as atomic_target makes them
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=suffix, dir=tmp_path)
+        os.close(fd)
+        stale.append(Path(tmp).name)
+    assert sorted(p.name for p in remove_stale_temporaries(tmp_path)) == sorted(stale)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(keep)

@@ -292,6 +292,10 @@ def run_sweep(sweep: Sweep, out: str | Path | None = None, workers: int = 1, bac
         rf = runs_dir / run.key
         if is_finished(rf):
             if _same_config(rf, sweep.run_config(run)):
+                # a kill after metrics.json (written first) can leave a later file's temporary
+                from tracker.atomic import remove_stale_temporaries
+
+                remove_stale_temporaries(rf)
                 skipped.append(run.key)
                 continue
             log(f"run {run.key}: its config changed since it ran; running it again")
