@@ -138,7 +138,7 @@ CASES: dict[str, list[list[str]]] = {
         [KICK, "--samples", "x"], [KICK, "--iterations", "0"], [KICK, "--iterations", "-1"], [KICK, "--keep", "0"],
         [KICK, "--keep", "50", "--samples", "10"], [KICK, "--segment", "0"], [KICK, "--segment", "-0.1"],
         [KICK, "--segment", "0.001"], [KICK, "--workers", "0"], [KICK, "--workers", "1.5"],
-        [KICK, "--backend", "dask"], [KICK, "--seed", "-1"], [KICK, "--dt", "1"], [KICK, "--start", "100"],
+        [KICK, "--backend", "dask"], [KICK, "--seed", "-1"], [KICK, "--dt", "1"], [KICK, "--start", "100"], [KICK, "--start", "file_frame:-3"], [KICK, "--start", "frame:3"], [KICK, "--start", "file:999"],
         [KICK, "--duration", "0"], [KICK, "--set", "bogus=1"], [KICK, "--bogus"], [KICK, KICK],
         [KICK, "--segment", "5"],
     ],

@@ -6,7 +6,7 @@ import argparse
 import shlex
 import sys
 
-from tracker.commands._args import non_negative_float, parse_dt, positive_float, positive_int
+from tracker.commands._args import clip_or_file_time, parse_dt, positive_float, positive_int
 
 
 def _seed(text: str) -> int:
@@ -41,7 +41,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=positive_int, default=1, help="parallel rollout workers (default 1)")
     p.add_argument("--backend", default="local", choices=("local", "ray"), help="worker backend (as tracker sweep)")
     p.add_argument("--seed", type=_seed, default=0, help="random seed (>= 0; the result depends on it alone)")
-    p.add_argument("--start", type=non_negative_float, default=None, help="clip time to start at, s")
+    p.add_argument("--start", type=clip_or_file_time, default=None, metavar="TIME",
+                   help="where to start: clip time in s, or file:SECONDS / file_frame:N in the file's own time")
     p.add_argument("--duration", type=positive_float, default=None, help="seconds to optimise (default: to the end)")
     p.add_argument("--dt", type=parse_dt, default=None, help="control time step, e.g. 1/60")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -54,7 +55,8 @@ def cfg_overrides(args: argparse.Namespace) -> list[str]:
     """The config overrides the command line asks for (``--set``, ``--start``, ``--duration``, ``--dt``)."""
     sets = list(args.overrides)
     if args.start is not None:
-        sets.append(f"clip.start={args.start!r}")
+        base, value = args.start
+        sets.append(f"clip.start={value!r}" if base == "clip" else f"clip.start={base}:{value}")
     if args.duration is not None:
         sets.append(f"sim.duration={args.duration!r}")
     if args.dt is not None:
