@@ -33,15 +33,24 @@ def non_negative_float(text: str) -> float:
     return value
 
 
-def positive_int(text: str) -> int:
-    """A whole number >= 1."""
+def _whole(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be >= {least}, got {text}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number >= 1."""
+    return _whole(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number >= 0 (a seed, a count that may be zero)."""
+    return _whole(text, 0)
 
 
 #: The largest time step the commands accept, s (as the config's ``sim.dt``).

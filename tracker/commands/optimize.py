@@ -6,17 +6,7 @@ import argparse
 import shlex
 import sys
 
-from tracker.commands._args import clip_or_file_time, parse_dt, positive_float, positive_int
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
-    return value
+from tracker.commands._args import clip_or_file_time, non_negative_int, parse_dt, positive_float, positive_int
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -40,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--segment", type=positive_float, default=0.1, help="segment length, s (default 0.1)")
     p.add_argument("--workers", type=positive_int, default=1, help="parallel rollout workers (default 1)")
     p.add_argument("--backend", default="local", choices=("local", "ray"), help="worker backend (as tracker sweep)")
-    p.add_argument("--seed", type=_seed, default=0, help="random seed (>= 0; the result depends on it alone)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="random seed (>= 0; the result depends on it alone)")
     p.add_argument("--start", type=clip_or_file_time, default=None, metavar="TIME",
                    help="where to start: clip time in s, or file:SECONDS / file_frame:N in the file's own time")
     p.add_argument("--duration", type=positive_float, default=None, help="seconds to optimise (default: to the end)")
