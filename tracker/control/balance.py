@@ -118,11 +118,14 @@ class Contacts:
             stiff servos then fight through it; measured, it halves the survived push).
         unilateral: ``(k,)`` True on the contact-normal rows (the ground only pushes).
         group: ``(k,)`` the foot (index into the support's feet) of each row.
+        points: ``(k, 3)`` each row's contact point, m: a foot whose held points no longer span an
+            area (:data:`PLANTED_AREA`) is let go whole (:func:`solve_constrained`).
     """
 
     jac: np.ndarray
     unilateral: np.ndarray
     group: np.ndarray
+    points: np.ndarray = None  # type: ignore[assignment]  # (k, 3) the rows' ground points, m (None: not checked)
 
 
 @dataclass(frozen=True)
@@ -178,7 +181,7 @@ class BalanceFeedback:
         self._colmask = np.zeros(lay.nv, dtype=np.bool_)
         self._colmask[cols] = True
         self.initial_target: np.ndarray | None = None
-        self._stance: dict[tuple[str, ...], tuple[str, ...]] = {}  # feet on the ground -> stance feet
+        self._stance: dict[tuple[tuple[str, ...], int], tuple[str, ...]] = {}  # (feet on the ground, planted) -> stance feet
         # the compiled one-call path needs a tracker.character.Character's kernels
         self._direct = hasattr(character, "jacobian_kernel_input")
 
@@ -194,16 +197,19 @@ class BalanceFeedback:
 
     def term(self, q: np.ndarray, v: np.ndarray, support) -> BalanceTerm:
         """The feedback at state ``(q, v)`` over ``support`` (:class:`tracker.sim.support.Support`)."""
-        feet = self._stance.get(support.feet)
-        if feet is None:  # the feet on the ground that are stance feet (cached: this runs every step)
-            feet = self._stance[support.feet] = tuple(f for f in support.feet if f in self.columns)
+        planted = planted_mask(support)
+        key = (support.feet, planted)
+        feet = self._stance.get(key)
+        if feet is None:  # the planted feet on the ground that are stance feet (cached: this runs every step)
+            feet = self._stance[key] = tuple(f for i, f in enumerate(support.feet)
+                                             if f in self.columns and planted >> i & 1)
         # the kernels' inputs always of one kind (writable, or read-only as the support's arrays):
         # numba compiles a signature per combination, seconds each on a cold cache
         v = _kernel_input(v, self.layout.nv, "v")
         if not self.options.enabled or not feet:
             c, jc = self.character.com_jacobian(q)
             return BalanceTerm(np.zeros(self.layout.nv), np.zeros(3), c, jc @ v,
-                               np.full(2, np.nan) if not feet else self.target_of(support))
+                               np.full(2, np.nan) if support.empty else self.target_of(support))
         target = np.array(self.target_of(support), dtype=float)  # a fresh writable (2,)
         if len(feet) == len(support.feet):  # every foot on the ground is a stance foot (the usual case)
             pts, pfoot = support.points, support.foot_of_point
@@ -221,7 +227,7 @@ class BalanceFeedback:
         else:
             c, jc, xf, jlf, jaf = self.character.com_and_point_jacobians(feet, q)
             tau, force, cdot, jac = _feedback(c, jc, xf, jlf, jaf, v, kp, kd, target, self._colmask, pts, pfoot)
-        contacts = Contacts(jac, _ones(len(jac)), pfoot)
+        contacts = Contacts(jac, _ones(len(jac)), pfoot, pts)
         return BalanceTerm(tau, force, c, cdot, target, contacts)
 
     def torques(self, q: np.ndarray, v: np.ndarray, support) -> np.ndarray:
@@ -229,6 +235,8 @@ class BalanceFeedback:
         return self.term(q, v, support).tau
 
 
+_NO_POINTS = np.zeros((0, 3))
+_NO_POINTS.setflags(write=False)
 _ONES = np.ones(64, dtype=bool)
 _ONES.setflags(write=False)
 
@@ -236,6 +244,40 @@ _ONES.setflags(write=False)
 def _ones(n: int) -> np.ndarray:
     """A read-only boolean ``(n,)`` of True (contact-normal rows are all unilateral)."""
     return _ONES[:n] if n <= len(_ONES) else np.ones(n, dtype=bool)
+
+
+#: A foot whose contact points span no triangle of at least this area (m²) stands on a point or an
+#: edge (a heel or toe edge, a sole on its side), not flat: it can roll about it, the ground holding no
+#: moment there. (A box sole's corners span 100 times this; 1 cm² is a few millimetres of rounding.)
+PLANTED_AREA = 1e-4
+
+
+def planted_mask(support, min_area: float = PLANTED_AREA) -> int:
+    """Which of ``support.feet`` (:class:`tracker.sim.support.Support`) are planted: bit ``i`` set when
+    foot ``i``'s contact points span a triangle of at least ``min_area`` m² (the sole flat on the ground)."""
+    mask = 0
+    for i in range(len(support.feet)):
+        if _largest_triangle(support.points, support.foot_of_point == i) >= min_area:
+            mask |= 1 << i
+    return mask
+
+
+@_jit
+def _largest_triangle(pts, sel):
+    """The largest ground-plane triangle area, m², of the points ``pts`` ``(k, 3)`` where ``sel`` ``(k,)``
+    (0 with fewer than three, or all on a line)."""
+    idx = np.flatnonzero(sel)
+    m = idx.shape[0]
+    best = 0.0
+    for a in range(m):
+        ax, ay = pts[idx[a], 0], pts[idx[a], 1]
+        for b in range(a + 1, m):
+            bx, by = pts[idx[b], 0] - ax, pts[idx[b], 1] - ay
+            for c in range(b + 1, m):
+                area = 0.5 * abs(bx * (pts[idx[c], 1] - ay) - by * (pts[idx[c], 0] - ax))
+                if area > best:
+                    best = area
+    return best
 
 
 def tilde_jacobian(character, q: np.ndarray, foot: str, cols: np.ndarray, jc: np.ndarray | None = None) -> np.ndarray:
@@ -279,12 +321,17 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
     tiny ridge, so dependent rows, e.g. four coplanar contact normals, are fine). Rows marked
     ``unilateral`` (contact normals) may only push, ``λ >= 0``: the most negative is dropped and
     the solve repeated (an active set); when a group (a foot) has no unilateral row left, its
-    other rows are dropped too. Compiled (it runs every step).
+    other rows are dropped too, and so when the points a foot has left (``jac.points`` of
+    :class:`Contacts`) span no area (:data:`PLANTED_AREA`): a sole pressed onto its edge tips about it,
+    and a prediction that held the edge would give the ankle a stiff servo torque the ground does not
+    take (the foot, 1 kg, then spins up in one step); let go, the foot's ankle keeps SPD's implicit
+    damping, as a swing foot's. Compiled (it runs every step).
 
     Returns:
         ``(a, info)``; ``info != 0``: ``A`` is not positive definite.
     """
     if isinstance(jac, Contacts):  # built by BalanceFeedback: already the kernel's types
+        pts = _NO_POINTS if jac.points is None else jac.points
         jac, uni, grp = jac.jac, jac.unilateral, jac.group
     else:
         k = jac.shape[0]
@@ -292,9 +339,10 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
         # read-only, as BalanceFeedback's (numba compiles one signature per array mutability)
         uni = frozen(np.zeros(k) if unilateral is None else unilateral, np.bool_)
         grp = frozen(np.zeros(k) if group is None else group, np.int64)
+        pts = _NO_POINTS
     try:
         return _solve_constrained(np.ascontiguousarray(a_mat, dtype=float), np.ascontiguousarray(rhs, dtype=float),
-                                  jac, uni, grp, int(max_iter)), 0
+                                  jac, uni, grp, pts, PLANTED_AREA, int(max_iter)), 0
     except np.linalg.LinAlgError:  # A is not positive definite
         return np.asarray(rhs, dtype=float), 1
 
@@ -340,7 +388,7 @@ def _chol_solve(l, b):
 
 
 @_jit
-def _solve_constrained(a_mat, rhs, jac, uni, group, max_iter):
+def _solve_constrained(a_mat, rhs, jac, uni, group, pts, min_area, max_iter):
     """The kernel of :func:`solve_constrained`. With ``A = L Lᵀ`` (LAPACK's Cholesky) and
     ``W = L⁻¹ [rhs | Jᵀ]`` (one forward substitution for all ``k + 1`` columns), the Schur
     complement is ``J A⁻¹ Jᵀ = W_Jᵀ W_J`` and ``J A⁻¹ rhs = W_Jᵀ w_0``; then one backward
@@ -368,7 +416,7 @@ def _solve_constrained(a_mat, rhs, jac, uni, group, max_iter):
             target[i] -= wi * w[r, 0]
             for j in range(k):
                 full[i, j] += wi * w[r, 1 + j]
-    lam, ok = _active_set(full, target, uni, group, max_iter)
+    lam, ok = _active_set(full, target, uni, group, pts, min_area, max_iter)
     z = np.empty(n)
     for r in range(n):
         t = w[r, 0]
@@ -385,10 +433,10 @@ def _solve_constrained(a_mat, rhs, jac, uni, group, max_iter):
 
 
 @_jit
-def _active_set(full, target, uni, group, max_iter):
+def _active_set(full, target, uni, group, pts, min_area, max_iter):
     """``(λ (k,), ok)`` with ``(J A⁻¹ Jᵀ) λ = −J A⁻¹ rhs`` on the active rows and ``λ >= 0`` on the
     unilateral ones (see :func:`solve_constrained`); ``ok`` False: degenerate contacts (predict
-    without them)."""
+    without them). ``pts`` ``(k, 3)`` the rows' points (``(0, 3)``: no area check)."""
     k = full.shape[0]
     active = np.ones(k, dtype=np.bool_)
     lam = np.zeros(k)
@@ -427,6 +475,11 @@ def _active_set(full, target, uni, group, max_iter):
         for i in range(k):
             if active[i] and uni[i] and group[i] == g:
                 left = True
+        if left and pts.shape[0] == k:  # what is left of the foot must still span an area
+            sel = np.zeros(k, dtype=np.bool_)
+            for i in range(k):
+                sel[i] = active[i] and uni[i] and group[i] == g
+            left = _largest_triangle(pts, sel) >= min_area
         if not left:
             for i in range(k):
                 if group[i] == g:

@@ -263,8 +263,21 @@ _NO_POINTS = frozen(np.zeros((0, 3)))
 _FEET: dict[tuple[tuple[str, ...], int], tuple[str, ...]] = {}  # (model's feet, bitmask) -> feet present
 
 
-def support_of(character, ground: int) -> Support:
-    """The support polygon of ``character``'s feet on ``ground`` from the engine's current contacts."""
+def support_of(character, ground: int, refresh: bool = True) -> Support:
+    """The support polygon of ``character``'s feet on ``ground`` from the engine's contacts at the
+    character's current state.
+
+    ``refresh`` (default) runs the engine's collision detection first. PyBullet detects contacts at
+    the *start* of a step, before it integrates, so after ``stepSimulation`` its contact points are
+    where the feet touched one step ago: a foot rolling off a toe corner still lists that corner.
+    Balance hands these points to SPD's prediction as held stance constraints (a held point that
+    the engine has let go turns a stiff ankle servo loose on a 1 kg foot: the free-root CMU walk
+    spun its ankle to PyBullet's 100 rad/s clamp in 3 steps at 1/60 s), so they must be the
+    points the next step will use: detection is idempotent at a given state, and the step then
+    works on the same manifold. ``refresh=False``: the points as the last step left them.
+    """
+    if refresh:
+        p.performCollisionDetection(physicsClientId=character.client_id)
     raw = _raw_foot_contacts(character, ground)
     if not raw:
         return polygon_of(_NO_POINTS)
