@@ -156,8 +156,8 @@ def test_the_feedbacks_closed_form_is_the_solved_tilde_jacobian(humanoid):
     rng = np.random.default_rng(9)
     q = _stance_q(humanoid, rng)
     fb = BalanceFeedback(humanoid, BalanceOptions(kp=700.0, kd=30.0))
-    pts = np.array([[0.3, 0.2, 0.0], [0.5, -0.1, 0.0], [0.1, -0.3, 0.0]])
-    support = polygon_of(pts, ("left_foot", "right_foot"), np.array([0, 1, 1]))
+    pts = np.array([[0.3, 0.2, 0.0], [0.5, -0.1, 0.0], [0.1, -0.3, 0.0], [0.25, 0.25, 0.0]])
+    support = polygon_of(pts, ("left_foot", "right_foot"), np.array([0, 1, 1, 0]))
     v = rng.normal(size=humanoid.layout.nv)
     term = fb.term(q, v, support)
     cols = fb.columns["left_foot"]
@@ -192,28 +192,49 @@ def test_the_one_call_kernel_equals_the_generic_path(humanoid):
 
 @pytest.mark.parametrize("points", [
     [[0.05, 0.0, 0.0]],  # a corner
-    [[0.05, -0.0475, 0.0], [0.05, 0.0475, 0.0]],  # the toe edge
-    [[-0.08, 0.0475, 0.0], [0.05, 0.0475, 0.0], [0.18, 0.0475, 0.0]],  # the outer edge, three points on it
+    [[0.05, 0.0, 0.0], [0.053, 0.004, 0.0]],  # two manifold points on the same corner
 ])
-def test_a_foot_on_a_point_or_an_edge_is_not_a_stance_foot(humanoid, points):
-    """The ground holds no moment about a single point or an edge: a foot on one can roll about it,
-    so it gets no feedback torque and SPD's prediction does not hold it (the ankle stays free there)."""
-    from tracker.control.balance import planted_mask
+def test_a_foot_on_a_single_point_is_not_a_stance_foot(humanoid, points):
+    """The ground holds no moment about a single point: a foot on one gets no feedback torque and SPD's
+    prediction does not hold it (its ankle keeps the implicit damping); an edge or a sole is a stance foot."""
+    from tracker.control.balance import stance_mask
     from tracker.sim.support import polygon_of
 
     q = humanoid.standing_q()
     q[0:3] = (0.0, 0.0, 1.0)
     fb = BalanceFeedback(humanoid, BalanceOptions(kp=1000.0, kd=100.0))
     support = polygon_of(np.array(points), ("left_foot",), np.zeros(len(points), dtype=int))
-    assert planted_mask(support) == 0
+    assert stance_mask(support) == 0
     term = fb.term(q, np.zeros(humanoid.layout.nv), support)
     assert term.constraints is None and not term.tau.any() and not term.force.any()
     assert np.isfinite(term.target).all()  # the support's centre is still the target, for the record
-    # with a second foot flat on the ground that one is the stance foot, alone
-    flat = np.array([[x, y, 0.0] for x in (0.3, 0.55) for y in (-0.05, 0.05)])
-    both = polygon_of(np.vstack([points, flat]), ("left_foot", "right_foot"),
-                      np.array([0] * len(points) + [1] * 4))
-    assert planted_mask(both) == 0b10
+    # with the other foot on its toe edge, that one is the stance foot, alone
+    edge = np.array([[0.4, -0.05, 0.0], [0.4, 0.05, 0.0]])
+    both = polygon_of(np.vstack([points, edge]), ("left_foot", "right_foot"),
+                      np.array([0] * len(points) + [1, 1]))
+    assert stance_mask(both) == 0b10
     term = fb.term(q, np.zeros(humanoid.layout.nv), both)
-    assert term.constraints is not None and len(term.constraints.jac) == 4
+    assert term.constraints is not None and len(term.constraints.jac) == 2
     assert (term.constraints.group == 0).all() and term.force.any()
+
+
+def test_the_active_set_lets_go_of_a_foot_left_on_a_single_point():
+    """Two rows of one foot 10 cm apart, one of which has to pull: without the points the other row is
+    held (a pivot), with them the foot is left on a single point and let go whole (no row held)."""
+    from tracker.arrays import frozen
+    from tracker.control.balance import Contacts, held_contacts
+
+    a_mat = np.diag([2.0, 3.0, 4.0])
+    jac = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    rhs = np.array([-1.0, 2.0, 0.5])  # row 0 pushes (λ > 0), row 1 would have to pull
+    uni, grp = frozen(np.ones(2), np.bool_), frozen(np.zeros(2), np.int64)
+    bare = Contacts(jac, uni, grp)
+    a, info, rows = solve_constrained(a_mat, rhs, bare, held=True)
+    assert info == 0 and rows.tolist() == [True, False] and a[0] == pytest.approx(0.0, abs=1e-9)
+    pts = frozen(np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]]))
+    a, info, rows = solve_constrained(a_mat, rhs, Contacts(jac, uni, grp, pts), held=True)
+    assert info == 0 and not rows.any()
+    assert a == pytest.approx(np.linalg.solve(a_mat, rhs))  # the unconstrained solve
+    assert held_contacts(bare, rows) is None
+    kept = held_contacts(bare, np.array([True, False]))
+    assert kept.jac.shape == (1, 3) and kept.equalities().unilateral.tolist() == [False]

@@ -119,13 +119,17 @@ class Contacts:
         unilateral: ``(k,)`` True on the contact-normal rows (the ground only pushes).
         group: ``(k,)`` the foot (index into the support's feet) of each row.
         points: ``(k, 3)`` each row's contact point, m: a foot whose held points no longer span an
-            area (:data:`PLANTED_AREA`) is let go whole (:func:`solve_constrained`).
+            edge (:data:`STANCE_SPAN`) is let go whole (:func:`solve_constrained`).
     """
 
     jac: np.ndarray
     unilateral: np.ndarray
     group: np.ndarray
     points: np.ndarray = None  # type: ignore[assignment]  # (k, 3) the rows' ground points, m (None: not checked)
+
+    def equalities(self) -> "Contacts":
+        """The same rows held as equalities (none dropped: a fixed contact set)."""
+        return Contacts(self.jac, frozen(np.zeros(len(self.jac)), np.bool_), self.group, None)
 
 
 @dataclass(frozen=True)
@@ -181,7 +185,7 @@ class BalanceFeedback:
         self._colmask = np.zeros(lay.nv, dtype=np.bool_)
         self._colmask[cols] = True
         self.initial_target: np.ndarray | None = None
-        self._stance: dict[tuple[tuple[str, ...], int], tuple[str, ...]] = {}  # (feet on the ground, planted) -> stance feet
+        self._stance: dict[tuple[tuple[str, ...], int], tuple[str, ...]] = {}  # (feet on the ground, stance_mask) -> stance feet
         # the compiled one-call path needs a tracker.character.Character's kernels
         self._direct = hasattr(character, "jacobian_kernel_input")
 
@@ -197,12 +201,12 @@ class BalanceFeedback:
 
     def term(self, q: np.ndarray, v: np.ndarray, support) -> BalanceTerm:
         """The feedback at state ``(q, v)`` over ``support`` (:class:`tracker.sim.support.Support`)."""
-        planted = planted_mask(support)
-        key = (support.feet, planted)
+        stance = stance_mask(support)
+        key = (support.feet, stance)
         feet = self._stance.get(key)
-        if feet is None:  # the planted feet on the ground that are stance feet (cached: this runs every step)
+        if feet is None:  # the feet on the ground that can be stance feet (cached: this runs every step)
             feet = self._stance[key] = tuple(f for i, f in enumerate(support.feet)
-                                             if f in self.columns and planted >> i & 1)
+                                             if f in self.columns and stance >> i & 1)
         # the kernels' inputs always of one kind (writable, or read-only as the support's arrays):
         # numba compiles a signature per combination, seconds each on a cold cache
         v = _kernel_input(v, self.layout.nv, "v")
@@ -246,37 +250,38 @@ def _ones(n: int) -> np.ndarray:
     return _ONES[:n] if n <= len(_ONES) else np.ones(n, dtype=bool)
 
 
-#: A foot whose contact points span no triangle of at least this area (m²) stands on a point or an
-#: edge (a heel or toe edge, a sole on its side), not flat: it can roll about it, the ground holding no
-#: moment there. (A box sole's corners span 100 times this; 1 cm² is a few millimetres of rounding.)
-PLANTED_AREA = 1e-4
+#: A foot is a stance foot while its contact points lie at least this far apart (m): on an edge or
+#: a sole, not on a single point. On one point the ground holds no moment about any axis, the foot
+#: may turn every way about it, and PyBullet's lone manifold point is the transient one (a corner
+#: touching down, the last of a foot lifting off); held in SPD's prediction it hands the stiff ankle
+#: servo the body's weight through a single lever, and on the free-root CMU and Bandai walks the ankles
+#: spun to 85-88 rad/s (twice the 38 rad/s without balance). With this rule: 47-52 rad/s.
+STANCE_SPAN = 0.01
 
 
-def planted_mask(support, min_area: float = PLANTED_AREA) -> int:
-    """Which of ``support.feet`` (:class:`tracker.sim.support.Support`) are planted: bit ``i`` set when
-    foot ``i``'s contact points span a triangle of at least ``min_area`` m² (the sole flat on the ground)."""
+def stance_mask(support, min_span: float = STANCE_SPAN) -> int:
+    """Which of ``support.feet`` (:class:`tracker.sim.support.Support`) can be stance feet: bit ``i`` set
+    when foot ``i``'s contact points lie at least ``min_span`` m apart (an edge or the sole)."""
     mask = 0
     for i in range(len(support.feet)):
-        if _largest_triangle(support.points, support.foot_of_point == i) >= min_area:
+        if _span(support.points, support.foot_of_point == i) >= min_span:
             mask |= 1 << i
     return mask
 
 
 @_jit
-def _largest_triangle(pts, sel):
-    """The largest ground-plane triangle area, m², of the points ``pts`` ``(k, 3)`` where ``sel`` ``(k,)``
-    (0 with fewer than three, or all on a line)."""
+def _span(pts, sel):
+    """The largest ground-plane distance, m, between two of the points ``pts`` ``(k, 3)`` where ``sel``
+    ``(k,)`` (0 with fewer than two)."""
     idx = np.flatnonzero(sel)
     m = idx.shape[0]
     best = 0.0
     for a in range(m):
-        ax, ay = pts[idx[a], 0], pts[idx[a], 1]
         for b in range(a + 1, m):
-            bx, by = pts[idx[b], 0] - ax, pts[idx[b], 1] - ay
-            for c in range(b + 1, m):
-                area = 0.5 * abs(bx * (pts[idx[c], 1] - ay) - by * (pts[idx[c], 0] - ax))
-                if area > best:
-                    best = area
+            dx, dy = pts[idx[b], 0] - pts[idx[a], 0], pts[idx[b], 1] - pts[idx[a], 1]
+            d = np.sqrt(dx * dx + dy * dy)
+            if d > best:
+                best = d
     return best
 
 
@@ -314,7 +319,7 @@ def leg_chains(character) -> dict[str, tuple[str, ...]]:
 
 
 def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Contacts", unilateral=None,
-                      group: np.ndarray | None = None, max_iter: int = 8) -> tuple[np.ndarray, int]:
+                      group: np.ndarray | None = None, max_iter: int = 8, held: bool = False):
     """``a`` with ``A a = rhs + Jᵀ λ`` and ``J a = 0`` on the active rows (``A`` SPD ``(n, n)``, ``J`` ``(k, n)``).
 
     The Schur complement with one Cholesky factorisation: ``λ = −(J A⁻¹ Jᵀ)⁻¹ J A⁻¹ rhs`` (with a
@@ -322,13 +327,13 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
     ``unilateral`` (contact normals) may only push, ``λ >= 0``: the most negative is dropped and
     the solve repeated (an active set); when a group (a foot) has no unilateral row left, its
     other rows are dropped too, and so when the points a foot has left (``jac.points`` of
-    :class:`Contacts`) span no area (:data:`PLANTED_AREA`): a sole pressed onto its edge tips about it,
-    and a prediction that held the edge would give the ankle a stiff servo torque the ground does not
-    take (the foot, 1 kg, then spins up in one step); let go, the foot's ankle keeps SPD's implicit
-    damping, as a swing foot's. Compiled (it runs every step).
+    :class:`Contacts`) are a single point (closer than :data:`STANCE_SPAN`): the foot is then not a
+    stance foot (see there) and its ankle keeps SPD's implicit damping, as a swing foot's. A foot
+    left on an edge stays held: it may pivot about it. Compiled (it runs every step).
 
     Returns:
-        ``(a, info)``; ``info != 0``: ``A`` is not positive definite.
+        ``(a, info)``; ``info != 0``: ``A`` is not positive definite. With ``held``: ``(a, info, rows)``,
+        ``rows`` ``(k,)`` bool the rows the solution holds (:func:`held_contacts`).
     """
     if isinstance(jac, Contacts):  # built by BalanceFeedback: already the kernel's types
         pts = _NO_POINTS if jac.points is None else jac.points
@@ -341,10 +346,23 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
         grp = frozen(np.zeros(k) if group is None else group, np.int64)
         pts = _NO_POINTS
     try:
-        return _solve_constrained(np.ascontiguousarray(a_mat, dtype=float), np.ascontiguousarray(rhs, dtype=float),
-                                  jac, uni, grp, pts, PLANTED_AREA, int(max_iter)), 0
+        a, rows = _solve_constrained(np.ascontiguousarray(a_mat, dtype=float), np.ascontiguousarray(rhs, dtype=float),
+                                     jac, uni, grp, pts, STANCE_SPAN, int(max_iter))
+        info = 0
     except np.linalg.LinAlgError:  # A is not positive definite
-        return np.asarray(rhs, dtype=float), 1
+        a, rows, info = np.asarray(rhs, dtype=float), np.zeros(len(uni), dtype=np.bool_), 1
+    return (a, info, rows) if held else (a, info)
+
+
+def held_contacts(contacts: Contacts, rows: np.ndarray) -> Contacts | None:
+    """The rows ``rows`` ``(k,)`` bool of ``contacts`` (those a solve held), or None when there are none."""
+    if not rows.any():
+        return None
+    if rows.all():
+        return contacts
+    pts = None if contacts.points is None else frozen(contacts.points[rows], float)
+    return Contacts(np.ascontiguousarray(contacts.jac[rows]), frozen(contacts.unilateral[rows], np.bool_),
+                    frozen(contacts.group[rows], np.int64), pts)
 
 
 @_jit
@@ -388,7 +406,7 @@ def _chol_solve(l, b):
 
 
 @_jit
-def _solve_constrained(a_mat, rhs, jac, uni, group, pts, min_area, max_iter):
+def _solve_constrained(a_mat, rhs, jac, uni, group, pts, min_span, max_iter):
     """The kernel of :func:`solve_constrained`. With ``A = L Lᵀ`` (LAPACK's Cholesky) and
     ``W = L⁻¹ [rhs | Jᵀ]`` (one forward substitution for all ``k + 1`` columns), the Schur
     complement is ``J A⁻¹ Jᵀ = W_Jᵀ W_J`` and ``J A⁻¹ rhs = W_Jᵀ w_0``; then one backward
@@ -416,7 +434,7 @@ def _solve_constrained(a_mat, rhs, jac, uni, group, pts, min_area, max_iter):
             target[i] -= wi * w[r, 0]
             for j in range(k):
                 full[i, j] += wi * w[r, 1 + j]
-    lam, ok = _active_set(full, target, uni, group, pts, min_area, max_iter)
+    lam, ok, active = _active_set(full, target, uni, group, pts, min_span, max_iter)
     z = np.empty(n)
     for r in range(n):
         t = w[r, 0]
@@ -429,18 +447,20 @@ def _solve_constrained(a_mat, rhs, jac, uni, group, pts, min_area, max_iter):
         for p in range(i + 1, n):
             t -= l[p, i] * z[p]
         z[i] = t / l[i, i]
-    return z
+    if not ok:
+        active[:] = False
+    return z, active
 
 
 @_jit
-def _active_set(full, target, uni, group, pts, min_area, max_iter):
-    """``(λ (k,), ok)`` with ``(J A⁻¹ Jᵀ) λ = −J A⁻¹ rhs`` on the active rows and ``λ >= 0`` on the
+def _active_set(full, target, uni, group, pts, min_span, max_iter):
+    """``(λ (k,), ok, active (k,))`` with ``(J A⁻¹ Jᵀ) λ = −J A⁻¹ rhs`` on the active rows and ``λ >= 0`` on the
     unilateral ones (see :func:`solve_constrained`); ``ok`` False: degenerate contacts (predict
-    without them). ``pts`` ``(k, 3)`` the rows' points (``(0, 3)``: no area check)."""
+    without them). ``pts`` ``(k, 3)`` the rows' points (``(0, 3)``: no span check)."""
     k = full.shape[0]
     active = np.ones(k, dtype=np.bool_)
     lam = np.zeros(k)
-    for _ in range(max_iter):
+    for _ in range(max(max_iter, k + 1)):  # each pass drops a row or ends
         idx = np.flatnonzero(active)
         m = idx.shape[0]
         lam[:] = 0.0
@@ -457,7 +477,7 @@ def _active_set(full, target, uni, group, pts, min_area, max_iter):
             s[i, i] += ridge
         ls, ok2 = _cholesky(s)
         if not ok2:
-            return lam, False
+            return lam, False, active
         rb = np.empty((m, 1))
         for i in range(m):
             rb[i, 0] = target[idx[i]]
@@ -475,11 +495,11 @@ def _active_set(full, target, uni, group, pts, min_area, max_iter):
         for i in range(k):
             if active[i] and uni[i] and group[i] == g:
                 left = True
-        if left and pts.shape[0] == k:  # what is left of the foot must still span an area
+        if left and pts.shape[0] == k:  # what is left of the foot must still be an edge, not a point
             sel = np.zeros(k, dtype=np.bool_)
             for i in range(k):
                 sel[i] = active[i] and uni[i] and group[i] == g
-            left = _largest_triangle(pts, sel) >= min_area
+            left = _span(pts, sel) >= min_span
         if not left:
             for i in range(k):
                 if group[i] == g:
@@ -488,7 +508,7 @@ def _active_set(full, target, uni, group, pts, min_area, max_iter):
         for i in range(k):
             if not active[i]:
                 lam[i] = 0.0
-    return lam, True
+    return lam, True, active
 
 
 @_jit
