@@ -218,23 +218,38 @@ def test_a_foot_on_a_single_point_is_not_a_stance_foot(humanoid, points):
     assert (term.constraints.group == 0).all() and term.force.any()
 
 
-def test_the_active_set_lets_go_of_a_foot_left_on_a_single_point():
-    """Two rows of one foot 10 cm apart, one of which has to pull: without the points the other row is
-    held (a pivot), with them the foot is left on a single point and let go whole (no row held)."""
+def test_the_active_set_reports_the_rows_it_held():
+    """Two rows of one foot, one of which would have to pull: it is dropped and the other held (the foot
+    pivots there); ``held=True`` reports which, and :func:`held_contacts` keeps just those."""
     from tracker.arrays import frozen
     from tracker.control.balance import Contacts, held_contacts
 
     a_mat = np.diag([2.0, 3.0, 4.0])
     jac = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
     rhs = np.array([-1.0, 2.0, 0.5])  # row 0 pushes (λ > 0), row 1 would have to pull
-    uni, grp = frozen(np.ones(2), np.bool_), frozen(np.zeros(2), np.int64)
-    bare = Contacts(jac, uni, grp)
-    a, info, rows = solve_constrained(a_mat, rhs, bare, held=True)
-    assert info == 0 and rows.tolist() == [True, False] and a[0] == pytest.approx(0.0, abs=1e-9)
-    pts = frozen(np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]]))
-    a, info, rows = solve_constrained(a_mat, rhs, Contacts(jac, uni, grp, pts), held=True)
-    assert info == 0 and not rows.any()
-    assert a == pytest.approx(np.linalg.solve(a_mat, rhs))  # the unconstrained solve
-    assert held_contacts(bare, rows) is None
-    kept = held_contacts(bare, np.array([True, False]))
+    contacts = Contacts(jac, frozen(np.ones(2), np.bool_), frozen(np.zeros(2), np.int64))
+    a, info, rows = solve_constrained(a_mat, rhs, contacts, held=True)
+    assert info == 0 and rows.tolist() == [True, False]
+    assert a == pytest.approx([0.0, 2.0 / 3.0, 0.125], abs=1e-9)
+    kept = held_contacts(contacts, rows)
     assert kept.jac.shape == (1, 3) and kept.equalities().unilateral.tolist() == [False]
+    assert held_contacts(contacts, np.zeros(2, dtype=bool)) is None
+    a2, info2 = solve_constrained(a_mat, rhs, contacts)  # the plain call is unchanged
+    assert info2 == 0 and a2 == pytest.approx(a)
+
+
+def test_a_fallen_body_has_no_stance_feet(humanoid):
+    """With another link on the ground too (a hand, the pelvis: it fell) the feet are not the body's
+    whole support: no feedback, and SPD's prediction holds nothing."""
+    from dataclasses import replace
+
+    from tracker.sim.support import polygon_of
+
+    q = humanoid.standing_q()
+    q[0:3] = (0.0, 0.0, 1.0)
+    fb = BalanceFeedback(humanoid, BalanceOptions(kp=1000.0, kd=100.0))
+    sole = np.array([[x, y, 0.0] for x in (0.0, 0.26) for y in (0.0, 0.095)])
+    support = polygon_of(sole, ("left_foot",), np.zeros(4, dtype=int))
+    assert fb.term(q, np.zeros(humanoid.layout.nv), support).constraints is not None
+    term = fb.term(q, np.zeros(humanoid.layout.nv), replace(support, others=2))
+    assert term.constraints is None and not term.tau.any()

@@ -118,18 +118,15 @@ class Contacts:
             stiff servos then fight through it; measured, it halves the survived push).
         unilateral: ``(k,)`` True on the contact-normal rows (the ground only pushes).
         group: ``(k,)`` the foot (index into the support's feet) of each row.
-        points: ``(k, 3)`` each row's contact point, m: a foot whose held points no longer span an
-            edge (:data:`STANCE_SPAN`) is let go whole (:func:`solve_constrained`).
     """
 
     jac: np.ndarray
     unilateral: np.ndarray
     group: np.ndarray
-    points: np.ndarray = None  # type: ignore[assignment]  # (k, 3) the rows' ground points, m (None: not checked)
 
     def equalities(self) -> "Contacts":
         """The same rows held as equalities (none dropped: a fixed contact set)."""
-        return Contacts(self.jac, frozen(np.zeros(len(self.jac)), np.bool_), self.group, None)
+        return Contacts(self.jac, frozen(np.zeros(len(self.jac)), np.bool_), self.group)
 
 
 @dataclass(frozen=True)
@@ -201,7 +198,10 @@ class BalanceFeedback:
 
     def term(self, q: np.ndarray, v: np.ndarray, support) -> BalanceTerm:
         """The feedback at state ``(q, v)`` over ``support`` (:class:`tracker.sim.support.Support`)."""
-        stance = stance_mask(support)
+        # Fallen (a hand, a knee, the pelvis on the ground too): the feet are not the body's support,
+        # and a prediction that held them alone would be missing the contacts that are (measured: the
+        # free-root kick, lying on the ground, spun a wrist to the speed clamp 4 s after the fall).
+        stance = 0 if support.others else stance_mask(support)
         key = (support.feet, stance)
         feet = self._stance.get(key)
         if feet is None:  # the feet on the ground that can be stance feet (cached: this runs every step)
@@ -231,7 +231,7 @@ class BalanceFeedback:
         else:
             c, jc, xf, jlf, jaf = self.character.com_and_point_jacobians(feet, q)
             tau, force, cdot, jac = _feedback(c, jc, xf, jlf, jaf, v, kp, kd, target, self._colmask, pts, pfoot)
-        contacts = Contacts(jac, _ones(len(jac)), pfoot, pts)
+        contacts = Contacts(jac, _ones(len(jac)), pfoot)
         return BalanceTerm(tau, force, c, cdot, target, contacts)
 
     def torques(self, q: np.ndarray, v: np.ndarray, support) -> np.ndarray:
@@ -239,8 +239,6 @@ class BalanceFeedback:
         return self.term(q, v, support).tau
 
 
-_NO_POINTS = np.zeros((0, 3))
-_NO_POINTS.setflags(write=False)
 _ONES = np.ones(64, dtype=bool)
 _ONES.setflags(write=False)
 
@@ -326,17 +324,15 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
     tiny ridge, so dependent rows, e.g. four coplanar contact normals, are fine). Rows marked
     ``unilateral`` (contact normals) may only push, ``λ >= 0``: the most negative is dropped and
     the solve repeated (an active set); when a group (a foot) has no unilateral row left, its
-    other rows are dropped too, and so when the points a foot has left (``jac.points`` of
-    :class:`Contacts`) are a single point (closer than :data:`STANCE_SPAN`): the foot is then not a
-    stance foot (see there) and its ankle keeps SPD's implicit damping, as a swing foot's. A foot
-    left on an edge stays held: it may pivot about it. Compiled (it runs every step).
+    other rows are dropped too. A foot left on an edge or a corner stays held there: it pivots
+    about it (the rule of :data:`STANCE_SPAN` is about the engine's contacts, not these). Compiled
+    (it runs every step).
 
     Returns:
         ``(a, info)``; ``info != 0``: ``A`` is not positive definite. With ``held``: ``(a, info, rows)``,
         ``rows`` ``(k,)`` bool the rows the solution holds (:func:`held_contacts`).
     """
     if isinstance(jac, Contacts):  # built by BalanceFeedback: already the kernel's types
-        pts = _NO_POINTS if jac.points is None else jac.points
         jac, uni, grp = jac.jac, jac.unilateral, jac.group
     else:
         k = jac.shape[0]
@@ -344,10 +340,9 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
         # read-only, as BalanceFeedback's (numba compiles one signature per array mutability)
         uni = frozen(np.zeros(k) if unilateral is None else unilateral, np.bool_)
         grp = frozen(np.zeros(k) if group is None else group, np.int64)
-        pts = _NO_POINTS
     try:
         a, rows = _solve_constrained(np.ascontiguousarray(a_mat, dtype=float), np.ascontiguousarray(rhs, dtype=float),
-                                     jac, uni, grp, pts, STANCE_SPAN, int(max_iter))
+                                     jac, uni, grp, int(max_iter))
         info = 0
     except np.linalg.LinAlgError:  # A is not positive definite
         a, rows, info = np.asarray(rhs, dtype=float), np.zeros(len(uni), dtype=np.bool_), 1
@@ -360,9 +355,8 @@ def held_contacts(contacts: Contacts, rows: np.ndarray) -> Contacts | None:
         return None
     if rows.all():
         return contacts
-    pts = None if contacts.points is None else frozen(contacts.points[rows], float)
     return Contacts(np.ascontiguousarray(contacts.jac[rows]), frozen(contacts.unilateral[rows], np.bool_),
-                    frozen(contacts.group[rows], np.int64), pts)
+                    frozen(contacts.group[rows], np.int64))
 
 
 @_jit
@@ -406,7 +400,7 @@ def _chol_solve(l, b):
 
 
 @_jit
-def _solve_constrained(a_mat, rhs, jac, uni, group, pts, min_span, max_iter):
+def _solve_constrained(a_mat, rhs, jac, uni, group, max_iter):
     """The kernel of :func:`solve_constrained`. With ``A = L Lᵀ`` (LAPACK's Cholesky) and
     ``W = L⁻¹ [rhs | Jᵀ]`` (one forward substitution for all ``k + 1`` columns), the Schur
     complement is ``J A⁻¹ Jᵀ = W_Jᵀ W_J`` and ``J A⁻¹ rhs = W_Jᵀ w_0``; then one backward
@@ -434,7 +428,7 @@ def _solve_constrained(a_mat, rhs, jac, uni, group, pts, min_span, max_iter):
             target[i] -= wi * w[r, 0]
             for j in range(k):
                 full[i, j] += wi * w[r, 1 + j]
-    lam, ok, active = _active_set(full, target, uni, group, pts, min_span, max_iter)
+    lam, ok, active = _active_set(full, target, uni, group, max_iter)
     z = np.empty(n)
     for r in range(n):
         t = w[r, 0]
@@ -453,10 +447,10 @@ def _solve_constrained(a_mat, rhs, jac, uni, group, pts, min_span, max_iter):
 
 
 @_jit
-def _active_set(full, target, uni, group, pts, min_span, max_iter):
+def _active_set(full, target, uni, group, max_iter):
     """``(λ (k,), ok, active (k,))`` with ``(J A⁻¹ Jᵀ) λ = −J A⁻¹ rhs`` on the active rows and ``λ >= 0`` on the
     unilateral ones (see :func:`solve_constrained`); ``ok`` False: degenerate contacts (predict
-    without them). ``pts`` ``(k, 3)`` the rows' points (``(0, 3)``: no span check)."""
+    without them)."""
     k = full.shape[0]
     active = np.ones(k, dtype=np.bool_)
     lam = np.zeros(k)
@@ -495,11 +489,6 @@ def _active_set(full, target, uni, group, pts, min_span, max_iter):
         for i in range(k):
             if active[i] and uni[i] and group[i] == g:
                 left = True
-        if left and pts.shape[0] == k:  # what is left of the foot must still be an edge, not a point
-            sel = np.zeros(k, dtype=np.bool_)
-            for i in range(k):
-                sel[i] = active[i] and uni[i] and group[i] == g
-            left = _span(pts, sel) >= min_span
         if not left:
             for i in range(k):
                 if group[i] == g:

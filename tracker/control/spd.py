@@ -136,6 +136,9 @@ class SPDController:
         self._diag = np.arange(layout.nv) * (layout.nv + 1)  # flat indices of the diagonal
         #: DOF indices whose torque sat at its limit in the last :meth:`torques` call.
         self.saturated: np.ndarray = _NONE
+        #: The constraint rows (:class:`tracker.control.balance.Contacts`) the last call's prediction held
+        #: (None: none, or no constraints given).
+        self.held = None
 
     def torques(self, state: State, target: Target, gains: Gains, dt: float,
                 extra: np.ndarray | None = None, constraints: np.ndarray | None = None) -> np.ndarray:
@@ -172,6 +175,10 @@ class SPDController:
         acc, held = self._solve(mass, implicit, f - bias, constraints)
         tau = f - implicit * acc
         self.saturated = _NONE
+        if constraints is not None:
+            from tracker.control.balance import held_contacts
+
+            self.held = held_contacts(constraints, held)
         if gains.limited:
             tau = self._limit(tau, f, implicit, mass, bias, gains.tau_max, constraints, held)
         return tau
@@ -230,6 +237,7 @@ class SPDController:
         rows = held_contacts(constraints, held)
         n = len(tau)
         for _ in range(len(constraints.jac) + 1):  # each pass holds fewer rows, or ends
+            self.held = rows
             tau = self._limit_fixed(tau, f, implicit, mass, bias, tau_max, None if rows is None else rows.equalities())
             if rows is None or not len(self.saturated):
                 return tau
