@@ -44,6 +44,18 @@ two legs, whose stiff servos then fight through it: it halved the survived push.
 complete from the first step: PyBullet adds one contact point per box per step, so the run
 starts by settling the manifolds (:meth:`tracker.sim.world.World.settle_contacts`).
 
+A held point the engine does not hold is worse than none: the prediction then counts on the
+ground to take the ankle servo's torque, the stiff servo's force goes out explicitly, and the
+light foot (1 kg, 0.001 kg·m² about its long axis) spins up in a step or two (the free-root CMU
+walk reached PyBullet's 100 rad/s clamp at 0.05 s). So the rows are the contacts the next step
+will use: the support is read after a fresh collision detection
+(:func:`tracker.sim.support.support_of`; after a step PyBullet's points are where the feet touched
+at its start), a foot the engine touches at a single point (its transient first or last manifold
+point) is not a stance foot (:data:`STANCE_SPAN`), and a body that also lies on another link (it
+fell) has none. With torque limits the contact set is fixed while the limits are solved
+(:meth:`tracker.control.spd.SPDController._limit`): re-choosing it inside every pass made the two
+active sets chase each other.
+
 The torque is added inside SPD's right-hand side (``SPDController.torques(..., extra=)``),
 so the implicit solve sees it. Without a foot on the ground there is nothing to push
 against and the feedback is zero.
