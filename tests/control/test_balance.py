@@ -156,10 +156,12 @@ def test_the_feedbacks_closed_form_is_the_solved_tilde_jacobian(humanoid):
     rng = np.random.default_rng(9)
     q = _stance_q(humanoid, rng)
     fb = BalanceFeedback(humanoid, BalanceOptions(kp=700.0, kd=30.0))
-    pts = np.array([[0.3, 0.2, 0.0], [0.5, -0.1, 0.0], [0.1, -0.3, 0.0], [0.25, 0.25, 0.0]])
-    support = polygon_of(pts, ("left_foot", "right_foot"), np.array([0, 1, 1, 0]))
+    pts = np.array([[0.3, 0.2, 0.0], [0.5, -0.1, 0.0], [0.1, -0.3, 0.0], [0.25, 0.25, 0.0], [0.2, 0.1, 0.0],
+                    [0.3, -0.3, 0.0]])
+    support = polygon_of(pts, ("left_foot", "right_foot"), np.array([0, 1, 1, 0, 0, 1]))
     v = rng.normal(size=humanoid.layout.nv)
     term = fb.term(q, v, support)
+    assert np.abs(term.force).max() > 1.0 and len(term.constraints.jac) == 6  # both feet are stance feet
     cols = fb.columns["left_foot"]
     want = np.zeros(humanoid.layout.nv)
     for foot in ("left_foot", "right_foot"):
@@ -192,11 +194,13 @@ def test_the_one_call_kernel_equals_the_generic_path(humanoid):
 
 @pytest.mark.parametrize("points", [
     [[0.05, 0.0, 0.0]],  # a corner
-    [[0.05, 0.0, 0.0], [0.053, 0.004, 0.0]],  # two manifold points on the same corner
+    [[0.05, -0.0475, 0.0], [0.05, 0.0475, 0.0]],  # the toe edge
+    [[-0.08, 0.0475, 0.0], [0.05, 0.0475, 0.0], [0.18, 0.0475, 0.0]],  # the outer edge, three points on it
 ])
-def test_a_foot_on_a_single_point_is_not_a_stance_foot(humanoid, points):
-    """The ground holds no moment about a single point: a foot on one gets no feedback torque and SPD's
-    prediction does not hold it (its ankle keeps the implicit damping); an edge or a sole is a stance foot."""
+def test_a_foot_on_a_point_or_an_edge_is_not_a_stance_foot(humanoid, points):
+    """The ground holds no moment about a point or an edge: a foot on one rolls about it, so it gets no
+    feedback torque and SPD's prediction does not hold it (its ankle keeps the implicit damping); a
+    sole flat on the ground (three points spanning an area) is a stance foot."""
     from tracker.control.balance import stance_mask
     from tracker.sim.support import polygon_of
 
@@ -208,13 +212,13 @@ def test_a_foot_on_a_single_point_is_not_a_stance_foot(humanoid, points):
     term = fb.term(q, np.zeros(humanoid.layout.nv), support)
     assert term.constraints is None and not term.tau.any() and not term.force.any()
     assert np.isfinite(term.target).all()  # the support's centre is still the target, for the record
-    # with the other foot on its toe edge, that one is the stance foot, alone
-    edge = np.array([[0.4, -0.05, 0.0], [0.4, 0.05, 0.0]])
-    both = polygon_of(np.vstack([points, edge]), ("left_foot", "right_foot"),
-                      np.array([0] * len(points) + [1, 1]))
+    # with the other foot flat on the ground, that one is the stance foot, alone
+    flat = np.array([[0.4, -0.05, 0.0], [0.4, 0.05, 0.0], [0.66, 0.0, 0.0]])
+    both = polygon_of(np.vstack([points, flat]), ("left_foot", "right_foot"),
+                      np.array([0] * len(points) + [1, 1, 1]))
     assert stance_mask(both) == 0b10
     term = fb.term(q, np.zeros(humanoid.layout.nv), both)
-    assert term.constraints is not None and len(term.constraints.jac) == 2
+    assert term.constraints is not None and len(term.constraints.jac) == 3
     assert (term.constraints.group == 0).all() and term.force.any()
 
 

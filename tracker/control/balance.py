@@ -50,8 +50,8 @@ light foot (1 kg, 0.001 kg·m² about its long axis) spins up in a step or two (
 walk reached PyBullet's 100 rad/s clamp at 0.05 s). So the rows are the contacts the next step
 will use: the support is read after a fresh collision detection
 (:func:`tracker.sim.support.support_of`; after a step PyBullet's points are where the feet touched
-at its start), a foot the engine touches at a single point (its transient first or last manifold
-point) is not a stance foot (:data:`STANCE_SPAN`), and a body that also lies on another link (it
+at its start), a foot the engine touches on a point or an edge only is not a stance foot
+(:data:`PLANTED_AREA`), and a body that also lies on another link (it
 fell) has none. With torque limits the contact set is fixed while the limits are solved
 (:meth:`tracker.control.spd.SPDController._limit`): re-choosing it inside every pass made the two
 active sets chase each other.
@@ -262,38 +262,41 @@ def _ones(n: int) -> np.ndarray:
     return _ONES[:n] if n <= len(_ONES) else np.ones(n, dtype=bool)
 
 
-#: A foot is a stance foot while its contact points lie at least this far apart (m): on an edge or
-#: a sole, not on a single point. On one point the ground holds no moment about any axis, the foot
-#: may turn every way about it, and PyBullet's lone manifold point is the transient one (a corner
-#: touching down, the last of a foot lifting off); held in SPD's prediction it hands the stiff ankle
-#: servo the body's weight through a single lever, and on the free-root CMU and Bandai walks the ankles
-#: spun to 85-88 rad/s (twice the 38 rad/s without balance). With this rule: 47-52 rad/s.
-STANCE_SPAN = 0.01
+#: A foot is a stance foot while its contact points span a triangle of at least this area (m²):
+#: the sole flat on the ground (a box sole's corners span 100 times this). On one point or an edge
+#: (a heel or toe edge, a sole rolling onto its side, PyBullet's transient first or last manifold
+#: points) the ground holds no moment about that point or line and the foot rolls about it; held
+#: in SPD's prediction it hands the stiff ankle servo the body's weight through the corner, and on
+#: the free-root walks the ankles spun up to 85-88 rad/s with single points held, 47-67 rad/s with
+#: edges held (twice the 38 rad/s without balance); with this rule 35-37 rad/s.
+PLANTED_AREA = 1e-4
 
 
-def stance_mask(support, min_span: float = STANCE_SPAN) -> int:
+def stance_mask(support, min_area: float = PLANTED_AREA) -> int:
     """Which of ``support.feet`` (:class:`tracker.sim.support.Support`) can be stance feet: bit ``i`` set
-    when foot ``i``'s contact points lie at least ``min_span`` m apart (an edge or the sole)."""
+    when foot ``i``'s contact points span a triangle of at least ``min_area`` m² (the sole flat)."""
     mask = 0
     for i in range(len(support.feet)):
-        if _span(support.points, support.foot_of_point == i) >= min_span:
+        if _largest_triangle(support.points, support.foot_of_point == i) >= min_area:
             mask |= 1 << i
     return mask
 
 
 @_jit
-def _span(pts, sel):
-    """The largest ground-plane distance, m, between two of the points ``pts`` ``(k, 3)`` where ``sel``
-    ``(k,)`` (0 with fewer than two)."""
+def _largest_triangle(pts, sel):
+    """The largest ground-plane triangle area, m², of the points ``pts`` ``(k, 3)`` where ``sel`` ``(k,)``
+    (0 with fewer than three, or all on a line)."""
     idx = np.flatnonzero(sel)
     m = idx.shape[0]
     best = 0.0
     for a in range(m):
+        ax, ay = pts[idx[a], 0], pts[idx[a], 1]
         for b in range(a + 1, m):
-            dx, dy = pts[idx[b], 0] - pts[idx[a], 0], pts[idx[b], 1] - pts[idx[a], 1]
-            d = np.sqrt(dx * dx + dy * dy)
-            if d > best:
-                best = d
+            bx, by = pts[idx[b], 0] - ax, pts[idx[b], 1] - ay
+            for c in range(b + 1, m):
+                area = 0.5 * abs(bx * (pts[idx[c], 1] - ay) - by * (pts[idx[c], 0] - ax))
+                if area > best:
+                    best = area
     return best
 
 
@@ -339,7 +342,8 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
     ``unilateral`` (contact normals) may only push, ``λ >= 0``: the most negative is dropped and
     the solve repeated (an active set); when a group (a foot) has no unilateral row left, its
     other rows are dropped too. A foot left on an edge or a corner stays held there: it pivots
-    about it (the rule of :data:`STANCE_SPAN` is about the engine's contacts, not these). Compiled
+    about it (the rule of :data:`PLANTED_AREA` is about the engine's contacts, not these: letting such
+    a foot go threw the free-root forearm pass over). Compiled
     (it runs every step).
 
     Returns:
