@@ -91,12 +91,12 @@ def test_the_feedback_pushes_the_com_toward_the_target_for_every_strategy(humano
     c = humanoid.com_jacobian(q)[0]
     for direction in ([1, 0], [0, 1], [-1, 0], [0, -1]):
         target = c[:2] + 0.05 * np.array(direction, float)
-        support = polygon_of(np.array([[*target, 0.0]]), ("left_foot", "right_foot"), np.array([0]))
-        support = type(support)(("left_foot",), support.points, support.foot_of_point,
-                                support.polygon, support.center, support.area)
+        # a sole flat on the ground: its four corners around the target
+        corners = np.array([[*(target + (dx, dy)), 0.0] for dx in (-0.13, 0.13) for dy in (-0.0475, 0.0475)])
+        support = polygon_of(corners, ("left_foot",), np.zeros(4, dtype=int))
         term = fb.term(q, np.zeros(humanoid.layout.nv), support)
         assert term.force[:2] == pytest.approx(1000.0 * 0.05 * np.array(direction))
-        assert term.constraints.jac.shape[1] == humanoid.layout.nv and term.constraints.unilateral.sum() == 1
+        assert term.constraints.jac.shape[1] == humanoid.layout.nv and term.constraints.unilateral.sum() == 4
         # the torques are the virtual force's: equal power on every motion that keeps the foot still
         v = _foot_fixed_velocity(humanoid, q, "left_foot", rng)
         cols = fb.columns["left_foot"]
@@ -156,10 +156,12 @@ def test_the_feedbacks_closed_form_is_the_solved_tilde_jacobian(humanoid):
     rng = np.random.default_rng(9)
     q = _stance_q(humanoid, rng)
     fb = BalanceFeedback(humanoid, BalanceOptions(kp=700.0, kd=30.0))
-    pts = np.array([[0.3, 0.2, 0.0], [0.5, -0.1, 0.0], [0.1, -0.3, 0.0]])
-    support = polygon_of(pts, ("left_foot", "right_foot"), np.array([0, 1, 1]))
+    pts = np.array([[0.3, 0.2, 0.0], [0.5, -0.1, 0.0], [0.1, -0.3, 0.0], [0.25, 0.25, 0.0], [0.2, 0.1, 0.0],
+                    [0.3, -0.3, 0.0]])
+    support = polygon_of(pts, ("left_foot", "right_foot"), np.array([0, 1, 1, 0, 0, 1]))
     v = rng.normal(size=humanoid.layout.nv)
     term = fb.term(q, v, support)
+    assert np.abs(term.force).max() > 1.0 and len(term.constraints.jac) == 6  # both feet are stance feet
     cols = fb.columns["left_foot"]
     want = np.zeros(humanoid.layout.nv)
     for foot in ("left_foot", "right_foot"):
@@ -176,8 +178,9 @@ def test_the_one_call_kernel_equals_the_generic_path(humanoid):
     rng = np.random.default_rng(12)
     q = _stance_q(humanoid, rng)
     v = rng.normal(size=humanoid.layout.nv)
-    pts = np.array([[0.3, 0.2, 0.0], [0.5, -0.1, 0.0], [0.1, -0.3, 0.0], [0.2, 0.3, 0.0]])
-    for feet, fop in ((("left_foot", "right_foot"), [0, 1, 1, 0]), (("right_foot",), [0, 0, 0, 0])):
+    pts = np.array([[0.3, 0.2, 0.0], [0.5, -0.1, 0.0], [0.1, -0.3, 0.0], [0.2, 0.3, 0.0], [0.4, 0.25, 0.0],
+                    [0.2, -0.2, 0.0]])
+    for feet, fop in ((("left_foot", "right_foot"), [0, 1, 1, 0, 0, 1]), (("right_foot",), [0] * 6)):
         support = polygon_of(pts, feet, np.array(fop))
         fast = BalanceFeedback(humanoid, BalanceOptions(kp=900.0, kd=50.0))
         slow = BalanceFeedback(humanoid, BalanceOptions(kp=900.0, kd=50.0))
@@ -187,3 +190,70 @@ def test_the_one_call_kernel_equals_the_generic_path(humanoid):
                      (a.constraints.jac, b.constraints.jac)):
             assert np.abs(x - y).max() <= 1e-12 * max(1.0, np.abs(y).max())
         assert np.abs(a.tau).max() > 0
+
+
+@pytest.mark.parametrize("points", [
+    [[0.05, 0.0, 0.0]],  # a corner
+    [[0.05, -0.0475, 0.0], [0.05, 0.0475, 0.0]],  # the toe edge
+    [[-0.08, 0.0475, 0.0], [0.05, 0.0475, 0.0], [0.18, 0.0475, 0.0]],  # the outer edge, three points on it
+])
+def test_a_foot_on_a_point_or_an_edge_is_not_a_stance_foot(humanoid, points):
+    """The ground holds no moment about a point or an edge: a foot on one rolls about it, so it gets no
+    feedback torque and SPD's prediction does not hold it (its ankle keeps the implicit damping); a
+    sole flat on the ground (three points spanning an area) is a stance foot."""
+    from tracker.control.balance import stance_mask
+    from tracker.sim.support import polygon_of
+
+    q = humanoid.standing_q()
+    q[0:3] = (0.0, 0.0, 1.0)
+    fb = BalanceFeedback(humanoid, BalanceOptions(kp=1000.0, kd=100.0))
+    support = polygon_of(np.array(points), ("left_foot",), np.zeros(len(points), dtype=int))
+    assert stance_mask(support) == 0
+    term = fb.term(q, np.zeros(humanoid.layout.nv), support)
+    assert term.constraints is None and not term.tau.any() and not term.force.any()
+    assert np.isfinite(term.target).all()  # the support's centre is still the target, for the record
+    # with the other foot flat on the ground, that one is the stance foot, alone
+    flat = np.array([[0.4, -0.05, 0.0], [0.4, 0.05, 0.0], [0.66, 0.0, 0.0]])
+    both = polygon_of(np.vstack([points, flat]), ("left_foot", "right_foot"),
+                      np.array([0] * len(points) + [1, 1, 1]))
+    assert stance_mask(both) == 0b10
+    term = fb.term(q, np.zeros(humanoid.layout.nv), both)
+    assert term.constraints is not None and len(term.constraints.jac) == 3
+    assert (term.constraints.group == 0).all() and term.force.any()
+
+
+def test_the_active_set_reports_the_rows_it_held():
+    """Two rows of one foot, one of which would have to pull: it is dropped and the other held (the foot
+    pivots there); ``held=True`` reports which, and :func:`held_contacts` keeps just those."""
+    from tracker.arrays import frozen
+    from tracker.control.balance import Contacts, held_contacts
+
+    a_mat = np.diag([2.0, 3.0, 4.0])
+    jac = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    rhs = np.array([-1.0, 2.0, 0.5])  # row 0 pushes (λ > 0), row 1 would have to pull
+    contacts = Contacts(jac, frozen(np.ones(2), np.bool_), frozen(np.zeros(2), np.int64))
+    a, info, rows = solve_constrained(a_mat, rhs, contacts, held=True)
+    assert info == 0 and rows.tolist() == [True, False]
+    assert a == pytest.approx([0.0, 2.0 / 3.0, 0.125], abs=1e-9)
+    kept = held_contacts(contacts, rows)
+    assert kept.jac.shape == (1, 3) and kept.equalities().unilateral.tolist() == [False]
+    assert held_contacts(contacts, np.zeros(2, dtype=bool)) is None
+    a2, info2 = solve_constrained(a_mat, rhs, contacts)  # the plain call is unchanged
+    assert info2 == 0 and a2 == pytest.approx(a)
+
+
+def test_a_fallen_body_has_no_stance_feet(humanoid):
+    """With another link on the ground too (a hand, the pelvis: it fell) the feet are not the body's
+    whole support: no feedback, and SPD's prediction holds nothing."""
+    from dataclasses import replace
+
+    from tracker.sim.support import polygon_of
+
+    q = humanoid.standing_q()
+    q[0:3] = (0.0, 0.0, 1.0)
+    fb = BalanceFeedback(humanoid, BalanceOptions(kp=1000.0, kd=100.0))
+    sole = np.array([[x, y, 0.0] for x in (0.0, 0.26) for y in (0.0, 0.095)])
+    support = polygon_of(sole, ("left_foot",), np.zeros(4, dtype=int))
+    assert fb.term(q, np.zeros(humanoid.layout.nv), support).constraints is not None
+    term = fb.term(q, np.zeros(humanoid.layout.nv), replace(support, others=2))
+    assert term.constraints is None and not term.tau.any()

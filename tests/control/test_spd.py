@@ -308,3 +308,46 @@ def test_one_dof_stability_boundary_under_symplectic_euler(prediction, w, stable
         if abs(q[0]) > 1e3:
             break
     assert (abs(q[0]) < 1e-6) == stable, q
+
+
+def test_spd_torque_limits_with_stance_contacts_settle_on_one_contact_set(humanoid_like_layout, rng):
+    """With stance contacts (balance) and torque limits, the torques are the servo forces at the
+    predicted state, clipped, where the prediction is the one the *limited* torques give with the
+    contacts they need (the ground pushes, never pulls): the contact and the limit active sets agree.
+    (Re-choosing the contacts inside every limit pass cycled between them on the free-root forearm
+    pass and ended on a state that let a stiff ankle loose.)"""
+    from tracker.arrays import frozen
+    from tracker.control.balance import Contacts
+
+    lay = humanoid_like_layout
+    nv, dt = lay.nv, 1.0 / 60.0
+    mass = random_spd(nv, rng)
+    limit = np.linspace(5.0, 60.0, nv)
+    limited = Gains(np.full(nv, 2000.0), np.full(nv, 2000.0 * dt), tau_max=limit)
+    k_rows = 6
+    group = frozen(np.array([0, 0, 0, 1, 1, 1]), np.int64)
+    consistent = bit = 0
+    for trial in range(30):
+        dyn = FixedDynamics(mass, rng.normal(size=nv) * 20.0)
+        ctrl = SPDController(lay, dyn)
+        contacts = Contacts(rng.normal(size=(k_rows, nv)), frozen(np.ones(k_rows), np.bool_), group)
+        q, qb = random_q(lay, rng), random_q(lay, rng)
+        v, vb = rng.normal(size=nv) * 3.0, rng.normal(size=nv)
+        tau = ctrl.torques(State(q, v), Target(qb, vb), limited, dt, constraints=contacts)
+        assert np.all(np.abs(tau) <= limit + 1e-12)
+        # the motion these torques make with the contacts the prediction held: those push (λ >= 0)
+        held = ctrl.held
+        if held is None:
+            a, lam = np.linalg.solve(mass, tau - dyn.bias), np.zeros(0)
+        else:
+            j = held.jac
+            kkt = np.block([[mass, -j.T], [j, np.zeros((len(j), len(j)))]])
+            sol = np.linalg.solve(kkt, np.concatenate([tau - dyn.bias, np.zeros(len(j))]))
+            a, lam = sol[:nv], sol[nv:]
+        p_err = lay.difference(qb, lay.integrate(q, v, dt)) - a * dt * dt
+        servo = limited.kp * p_err + limited.kd * (vb - (v + a * dt))
+        bit += len(ctrl.saturated) > 0
+        ok = np.allclose(tau, np.clip(servo, -limit, limit), rtol=1e-7, atol=1e-7 * limit.max())
+        consistent += ok and bool((lam >= -1e-6 * max(1.0, np.abs(lam).max(initial=0.0))).all())
+    assert bit >= 20  # the limits did bite
+    assert consistent == 30

@@ -44,6 +44,18 @@ two legs, whose stiff servos then fight through it: it halved the survived push.
 complete from the first step: PyBullet adds one contact point per box per step, so the run
 starts by settling the manifolds (:meth:`tracker.sim.world.World.settle_contacts`).
 
+A held point the engine does not hold is worse than none: the prediction then counts on the
+ground to take the ankle servo's torque, the stiff servo's force goes out explicitly, and the
+light foot (1 kg, 0.001 kg·m² about its long axis) spins up in a step or two (the free-root CMU
+walk reached PyBullet's 100 rad/s clamp at 0.05 s). So the rows are the contacts the next step
+will use: the support is read after a fresh collision detection
+(:func:`tracker.sim.support.support_of`; after a step PyBullet's points are where the feet touched
+at its start), a foot the engine touches on a point or an edge only is not a stance foot
+(:data:`PLANTED_AREA`), and a body that also lies on another link (it
+fell) has none. With torque limits the contact set is fixed while the limits are solved
+(:meth:`tracker.control.spd.SPDController._limit`): re-choosing it inside every pass made the two
+active sets chase each other.
+
 The torque is added inside SPD's right-hand side (``SPDController.torques(..., extra=)``),
 so the implicit solve sees it. Without a foot on the ground there is nothing to push
 against and the feedback is zero.
@@ -124,6 +136,10 @@ class Contacts:
     unilateral: np.ndarray
     group: np.ndarray
 
+    def equalities(self) -> "Contacts":
+        """The same rows held as equalities (none dropped: a fixed contact set)."""
+        return Contacts(self.jac, frozen(np.zeros(len(self.jac)), np.bool_), self.group)
+
 
 @dataclass(frozen=True)
 class BalanceTerm:
@@ -178,7 +194,7 @@ class BalanceFeedback:
         self._colmask = np.zeros(lay.nv, dtype=np.bool_)
         self._colmask[cols] = True
         self.initial_target: np.ndarray | None = None
-        self._stance: dict[tuple[str, ...], tuple[str, ...]] = {}  # feet on the ground -> stance feet
+        self._stance: dict[tuple[tuple[str, ...], int], tuple[str, ...]] = {}  # (feet on the ground, stance_mask) -> stance feet
         # the compiled one-call path needs a tracker.character.Character's kernels
         self._direct = hasattr(character, "jacobian_kernel_input")
 
@@ -194,16 +210,24 @@ class BalanceFeedback:
 
     def term(self, q: np.ndarray, v: np.ndarray, support) -> BalanceTerm:
         """The feedback at state ``(q, v)`` over ``support`` (:class:`tracker.sim.support.Support`)."""
-        feet = self._stance.get(support.feet)
-        if feet is None:  # the feet on the ground that are stance feet (cached: this runs every step)
-            feet = self._stance[support.feet] = tuple(f for f in support.feet if f in self.columns)
+        # Fallen (a hand, a knee, the pelvis on the ground too): the feet are not the body's support,
+        # and a prediction that held them alone would be missing the contacts that are. (Measured with
+        # an earlier rule set, the free-root kick lying on the ground spun a wrist to the speed clamp
+        # 4 s after the fall; with the final rules the kick's wrist peaks at 82 rad/s with this, 76
+        # without: no divergence either way.)
+        stance = 0 if support.others else stance_mask(support)
+        key = (support.feet, stance)
+        feet = self._stance.get(key)
+        if feet is None:  # the feet on the ground that can be stance feet (cached: this runs every step)
+            feet = self._stance[key] = tuple(f for i, f in enumerate(support.feet)
+                                             if f in self.columns and stance >> i & 1)
         # the kernels' inputs always of one kind (writable, or read-only as the support's arrays):
         # numba compiles a signature per combination, seconds each on a cold cache
         v = _kernel_input(v, self.layout.nv, "v")
         if not self.options.enabled or not feet:
             c, jc = self.character.com_jacobian(q)
             return BalanceTerm(np.zeros(self.layout.nv), np.zeros(3), c, jc @ v,
-                               np.full(2, np.nan) if not feet else self.target_of(support))
+                               np.full(2, np.nan) if support.empty else self.target_of(support))
         target = np.array(self.target_of(support), dtype=float)  # a fresh writable (2,)
         if len(feet) == len(support.feet):  # every foot on the ground is a stance foot (the usual case)
             pts, pfoot = support.points, support.foot_of_point
@@ -236,6 +260,44 @@ _ONES.setflags(write=False)
 def _ones(n: int) -> np.ndarray:
     """A read-only boolean ``(n,)`` of True (contact-normal rows are all unilateral)."""
     return _ONES[:n] if n <= len(_ONES) else np.ones(n, dtype=bool)
+
+
+#: A foot is a stance foot while its contact points span a triangle of at least this area (m²):
+#: the sole flat on the ground (a box sole's corners span 100 times this). On one point or an edge
+#: (a heel or toe edge, a sole rolling onto its side, PyBullet's transient first or last manifold
+#: points) the ground holds no moment about that point or line and the foot rolls about it; held
+#: in SPD's prediction it hands the stiff ankle servo the body's weight through the corner, and on
+#: the free-root walks the ankles spun up to 85-88 rad/s with single points held, 47-67 rad/s with
+#: edges held (twice the 38 rad/s without balance); with this rule 35-37 rad/s.
+PLANTED_AREA = 1e-4
+
+
+def stance_mask(support, min_area: float = PLANTED_AREA) -> int:
+    """Which of ``support.feet`` (:class:`tracker.sim.support.Support`) can be stance feet: bit ``i`` set
+    when foot ``i``'s contact points span a triangle of at least ``min_area`` m² (the sole flat)."""
+    mask = 0
+    for i in range(len(support.feet)):
+        if _largest_triangle(support.points, support.foot_of_point == i) >= min_area:
+            mask |= 1 << i
+    return mask
+
+
+@_jit
+def _largest_triangle(pts, sel):
+    """The largest ground-plane triangle area, m², of the points ``pts`` ``(k, 3)`` where ``sel`` ``(k,)``
+    (0 with fewer than three, or all on a line)."""
+    idx = np.flatnonzero(sel)
+    m = idx.shape[0]
+    best = 0.0
+    for a in range(m):
+        ax, ay = pts[idx[a], 0], pts[idx[a], 1]
+        for b in range(a + 1, m):
+            bx, by = pts[idx[b], 0] - ax, pts[idx[b], 1] - ay
+            for c in range(b + 1, m):
+                area = 0.5 * abs(bx * (pts[idx[c], 1] - ay) - by * (pts[idx[c], 0] - ax))
+                if area > best:
+                    best = area
+    return best
 
 
 def tilde_jacobian(character, q: np.ndarray, foot: str, cols: np.ndarray, jc: np.ndarray | None = None) -> np.ndarray:
@@ -272,17 +334,21 @@ def leg_chains(character) -> dict[str, tuple[str, ...]]:
 
 
 def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Contacts", unilateral=None,
-                      group: np.ndarray | None = None, max_iter: int = 8) -> tuple[np.ndarray, int]:
+                      group: np.ndarray | None = None, max_iter: int = 8, held: bool = False):
     """``a`` with ``A a = rhs + Jᵀ λ`` and ``J a = 0`` on the active rows (``A`` SPD ``(n, n)``, ``J`` ``(k, n)``).
 
     The Schur complement with one Cholesky factorisation: ``λ = −(J A⁻¹ Jᵀ)⁻¹ J A⁻¹ rhs`` (with a
     tiny ridge, so dependent rows, e.g. four coplanar contact normals, are fine). Rows marked
     ``unilateral`` (contact normals) may only push, ``λ >= 0``: the most negative is dropped and
     the solve repeated (an active set); when a group (a foot) has no unilateral row left, its
-    other rows are dropped too. Compiled (it runs every step).
+    other rows are dropped too. A foot left on an edge or a corner stays held there: it pivots
+    about it (the rule of :data:`PLANTED_AREA` is about the engine's contacts, not these: letting such
+    a foot go threw the free-root forearm pass over). Compiled
+    (it runs every step).
 
     Returns:
-        ``(a, info)``; ``info != 0``: ``A`` is not positive definite.
+        ``(a, info)``; ``info != 0``: ``A`` is not positive definite. With ``held``: ``(a, info, rows)``,
+        ``rows`` ``(k,)`` bool the rows the solution holds (:func:`held_contacts`).
     """
     if isinstance(jac, Contacts):  # built by BalanceFeedback: already the kernel's types
         jac, uni, grp = jac.jac, jac.unilateral, jac.group
@@ -293,10 +359,22 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
         uni = frozen(np.zeros(k) if unilateral is None else unilateral, np.bool_)
         grp = frozen(np.zeros(k) if group is None else group, np.int64)
     try:
-        return _solve_constrained(np.ascontiguousarray(a_mat, dtype=float), np.ascontiguousarray(rhs, dtype=float),
-                                  jac, uni, grp, int(max_iter)), 0
+        a, rows = _solve_constrained(np.ascontiguousarray(a_mat, dtype=float), np.ascontiguousarray(rhs, dtype=float),
+                                     jac, uni, grp, int(max_iter))
+        info = 0
     except np.linalg.LinAlgError:  # A is not positive definite
-        return np.asarray(rhs, dtype=float), 1
+        a, rows, info = np.asarray(rhs, dtype=float), np.zeros(len(uni), dtype=np.bool_), 1
+    return (a, info, rows) if held else (a, info)
+
+
+def held_contacts(contacts: Contacts, rows: np.ndarray) -> Contacts | None:
+    """The rows ``rows`` ``(k,)`` bool of ``contacts`` (those a solve held), or None when there are none."""
+    if not rows.any():
+        return None
+    if rows.all():
+        return contacts
+    return Contacts(np.ascontiguousarray(contacts.jac[rows]), frozen(contacts.unilateral[rows], np.bool_),
+                    frozen(contacts.group[rows], np.int64))
 
 
 @_jit
@@ -368,7 +446,7 @@ def _solve_constrained(a_mat, rhs, jac, uni, group, max_iter):
             target[i] -= wi * w[r, 0]
             for j in range(k):
                 full[i, j] += wi * w[r, 1 + j]
-    lam, ok = _active_set(full, target, uni, group, max_iter)
+    lam, ok, active = _active_set(full, target, uni, group, max_iter)
     z = np.empty(n)
     for r in range(n):
         t = w[r, 0]
@@ -381,18 +459,20 @@ def _solve_constrained(a_mat, rhs, jac, uni, group, max_iter):
         for p in range(i + 1, n):
             t -= l[p, i] * z[p]
         z[i] = t / l[i, i]
-    return z
+    if not ok:
+        active[:] = False
+    return z, active
 
 
 @_jit
 def _active_set(full, target, uni, group, max_iter):
-    """``(λ (k,), ok)`` with ``(J A⁻¹ Jᵀ) λ = −J A⁻¹ rhs`` on the active rows and ``λ >= 0`` on the
+    """``(λ (k,), ok, active (k,))`` with ``(J A⁻¹ Jᵀ) λ = −J A⁻¹ rhs`` on the active rows and ``λ >= 0`` on the
     unilateral ones (see :func:`solve_constrained`); ``ok`` False: degenerate contacts (predict
     without them)."""
     k = full.shape[0]
     active = np.ones(k, dtype=np.bool_)
     lam = np.zeros(k)
-    for _ in range(max_iter):
+    for _ in range(max(max_iter, k + 1)):  # each pass drops a row or ends
         idx = np.flatnonzero(active)
         m = idx.shape[0]
         lam[:] = 0.0
@@ -409,7 +489,7 @@ def _active_set(full, target, uni, group, max_iter):
             s[i, i] += ridge
         ls, ok2 = _cholesky(s)
         if not ok2:
-            return lam, False
+            return lam, False, active
         rb = np.empty((m, 1))
         for i in range(m):
             rb[i, 0] = target[idx[i]]
@@ -435,7 +515,7 @@ def _active_set(full, target, uni, group, max_iter):
         for i in range(k):
             if not active[i]:
                 lam[i] = 0.0
-    return lam, True
+    return lam, True, active
 
 
 @_jit

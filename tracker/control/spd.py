@@ -54,6 +54,11 @@ then DOFs of ``F`` beyond their limit join ``S``, and DOFs of ``S`` whose servo
 force is back within the limit leave it, until nothing changes (two or three
 passes in practice). The unsaturated DOFs thus stay implicit and consistent
 with what the clipped ones really do, and ``M a + c = tau`` holds exactly.
+With stance ``constraints`` (balance) the contact rows the unlimited solve held
+are kept as equalities while the limits are solved; if the limited torques then
+need a held row to pull, the contacts are chosen again among those rows and the
+limits solved again (the rows only ever get fewer, so this ends): one contact set
+and one limit set that agree (:attr:`SPDController.held`).
 
 Passive DOFs (e.g. a free root) get ``Kp = Kd = 0`` and hence zero force, but
 their inertia still takes part in the solve. ``M + diag(D)`` is symmetric
@@ -136,6 +141,9 @@ class SPDController:
         self._diag = np.arange(layout.nv) * (layout.nv + 1)  # flat indices of the diagonal
         #: DOF indices whose torque sat at its limit in the last :meth:`torques` call.
         self.saturated: np.ndarray = _NONE
+        #: The constraint rows (:class:`tracker.control.balance.Contacts`) the last call's prediction held
+        #: (None: none, or no constraints given).
+        self.held = None
 
     def torques(self, state: State, target: Target, gains: Gains, dt: float,
                 extra: np.ndarray | None = None, constraints: np.ndarray | None = None) -> np.ndarray:
@@ -169,11 +177,15 @@ class SPDController:
             implicit += kp * (dt * dt * self._position_factor)
         mass = self.dynamics.mass_matrix(q)
         bias = self.dynamics.bias_forces(q, v)
-        acc = self._solve(mass, implicit, f - bias, constraints)
+        acc, held = self._solve(mass, implicit, f - bias, constraints)
         tau = f - implicit * acc
         self.saturated = _NONE
+        if constraints is not None:
+            from tracker.control.balance import held_contacts
+
+            self.held = held_contacts(constraints, held)
         if gains.limited:
-            tau = self._limit(tau, f, implicit, mass, bias, gains.tau_max, constraints)
+            tau = self._limit(tau, f, implicit, mass, bias, gains.tau_max, constraints, held)
         return tau
 
     def servo_force(self, state: State, target: Target, kp: np.ndarray, kd: np.ndarray, dt: float) -> np.ndarray:
@@ -187,27 +199,71 @@ class SPDController:
         return f
 
     def _solve(self, mass: np.ndarray, implicit: np.ndarray, rhs: np.ndarray,
-               constraints: np.ndarray | None = None) -> np.ndarray:
-        """``a`` from ``(M + diag(implicit)) a = rhs`` by Cholesky (with ``constraints`` held, if any)."""
+               constraints=None) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(a, held)``: ``a`` from ``(M + diag(implicit)) a = rhs`` by Cholesky, with ``constraints``
+        held if any (:class:`tracker.control.balance.Contacts`); ``held`` ``(k,)`` bool the rows the
+        active set kept (None without constraints)."""
         a_mat = np.array(mass, dtype=float)  # a private copy (LAPACK overwrites it)
         a_mat.flat[self._diag] += implicit
         # LAPACK's Cholesky solve directly: the scipy/numpy wrappers cost more than
         # the 43x43 factorisation itself. info > 0: not positive definite.
+        held = None
         if constraints is None:
             _, acc, info = _posv(a_mat, np.array(rhs, dtype=float), lower=0, overwrite_a=1, overwrite_b=1)
         else:  # planted feet (balance): the prediction holds the stance feet's contacts
             from tracker.control.balance import solve_constrained
 
-            acc, info = solve_constrained(a_mat, np.array(rhs, dtype=float), constraints)
+            acc, info, held = solve_constrained(a_mat, np.array(rhs, dtype=float), constraints, held=True)
         if info != 0:
             raise SimulationError(
                 "SPD: M + Kd·dt is not positive definite (diverged state or bad mass matrix)"
             )
-        return acc
+        return acc, held
 
     def _limit(self, tau: np.ndarray, f: np.ndarray, implicit: np.ndarray, mass: np.ndarray,
-               bias: np.ndarray, tau_max: np.ndarray, constraints: np.ndarray | None = None) -> np.ndarray:
-        """Torques within ``tau_max`` with the unsaturated DOFs re-solved implicitly (module docstring)."""
+               bias: np.ndarray, tau_max: np.ndarray, constraints=None, held: np.ndarray | None = None) -> np.ndarray:
+        """Torques within ``tau_max`` with the unsaturated DOFs re-solved implicitly (module docstring).
+
+        With stance ``constraints`` the contact set is fixed while the torque-limit set is sought:
+        re-choosing the contacts inside every pass makes the two active sets chase each other (a foot
+        let go saturates its ankle, which holds it again, ...; measured on the free-root forearm pass:
+        a 2n-pass cycle that ended on the let-go state, the ankle at 5000 rad/s²). So the limits are
+        solved with the rows the unlimited solve ``held`` as equalities; then, if the limited torques
+        need one of them to pull, the contacts are chosen again among those rows (only ever fewer)
+        and the limits solved again.
+        """
+        over = np.abs(tau) > tau_max
+        if not over.any():
+            return tau
+        if constraints is None:
+            return self._limit_fixed(tau, f, implicit, mass, bias, tau_max, None)
+        from tracker.control.balance import held_contacts, solve_constrained
+
+        rows = held_contacts(constraints, held)
+        n = len(tau)
+        for _ in range(len(constraints.jac) + 1):  # each pass holds fewer rows, or ends
+            self.held = rows
+            tau = self._limit_fixed(tau, f, implicit, mass, bias, tau_max, None if rows is None else rows.equalities())
+            if rows is None or not len(self.saturated):
+                return tau
+            # the contacts under the limited torques: does a held row now have to pull?
+            fixed = np.zeros(n, dtype=bool)
+            fixed[self.saturated] = True
+            a_mat = np.array(mass, dtype=float)
+            a_mat.flat[self._diag] += np.where(fixed, 0.0, implicit)
+            _, info, keep = solve_constrained(a_mat, np.where(fixed, tau, f) - bias, rows, held=True)
+            if info != 0 or keep.all():
+                return tau
+            rows = held_contacts(rows, keep)
+            acc, again = self._solve(mass, implicit, f - bias, rows)  # the unlimited servo on what is left
+            rows = None if rows is None else held_contacts(rows, again)
+            tau = f - implicit * acc
+        return tau
+
+    def _limit_fixed(self, tau: np.ndarray, f: np.ndarray, implicit: np.ndarray, mass: np.ndarray,
+                     bias: np.ndarray, tau_max: np.ndarray, constraints=None) -> np.ndarray:
+        """:meth:`_limit` with a fixed set of held constraint rows (or none)."""
+        self.saturated = _NONE
         over = np.abs(tau) > tau_max
         if not over.any():
             return tau
@@ -218,7 +274,7 @@ class SPDController:
             fixed |= over
             d_free = np.where(fixed, 0.0, implicit)
             rhs = np.where(fixed, tau_fixed, f) - bias
-            acc = self._solve(mass, d_free, rhs, constraints)
+            acc = self._solve(mass, d_free, rhs, constraints)[0]
             servo = f - implicit * acc  # what each DOF's implicit servo would ask for now
             tau = np.where(fixed, tau_fixed, servo)
             over = ~fixed & (np.abs(servo) > tau_max)

@@ -11,7 +11,7 @@ ground projection is inside only if it lies on it (within ``tol``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -35,6 +35,8 @@ class Support:
         center: ``(2,)`` the polygon's area centroid (the mean of ``polygon`` without area), m;
             NaN without contacts.
         area: m².
+        others: how many contact points other links (not feet) have with the ground: the body
+            also rests on a hand, a knee, the pelvis (it fell), and the feet are not all its support.
     """
 
     feet: tuple[str, ...]
@@ -43,6 +45,7 @@ class Support:
     polygon: np.ndarray
     center: np.ndarray
     area: float
+    others: int = 0
 
     @property
     def empty(self) -> bool:
@@ -235,18 +238,22 @@ def _feet_index(character) -> dict[int, int]:
     return index
 
 
-def _raw_foot_contacts(character, ground: int) -> list[float]:
+def _raw_foot_contacts(character, ground: int) -> tuple[list[float], int]:
     """The engine's foot-ground contact points with a non-negative normal force, flat:
-    ``[x, y, z, foot, x, y, z, foot, ...]`` (foot: index into ``model.feet``); one
-    ``getContactPoints`` call, filtered (one flat list converts to an array fastest)."""
+    ``[x, y, z, foot, x, y, z, foot, ...]`` (foot: index into ``model.feet``), and how many points
+    other links have with the ground; one ``getContactPoints`` call, filtered (one flat list converts
+    to an array fastest)."""
     index = _feet_index(character)
     out: list[float] = []
+    others = 0
     for c in p.getContactPoints(bodyA=character.body_id, bodyB=ground, physicsClientId=character.client_id):
         f = index.get(c[3])
-        if f is not None and c[9] >= 0.0:
+        if f is None:
+            others += 1
+        elif c[9] >= 0.0:
             out += c[6]
             out.append(f)
-    return out
+    return out, others
 
 
 def foot_contacts(character, ground: int) -> dict[str, np.ndarray]:
@@ -254,7 +261,7 @@ def foot_contacts(character, ground: int) -> dict[str, np.ndarray]:
 
     Only feet with at least one point with non-negative normal force are listed.
     """
-    raw = np.array(_raw_foot_contacts(character, ground), dtype=float).reshape(-1, 4)
+    raw = np.array(_raw_foot_contacts(character, ground)[0], dtype=float).reshape(-1, 4)
     feet = character.model.feet
     return {f: raw[raw[:, 3] == i, :3] for i, f in enumerate(feet) if (raw[:, 3] == i).any()}
 
@@ -263,17 +270,31 @@ _NO_POINTS = frozen(np.zeros((0, 3)))
 _FEET: dict[tuple[tuple[str, ...], int], tuple[str, ...]] = {}  # (model's feet, bitmask) -> feet present
 
 
-def support_of(character, ground: int) -> Support:
-    """The support polygon of ``character``'s feet on ``ground`` from the engine's current contacts."""
-    raw = _raw_foot_contacts(character, ground)
+def support_of(character, ground: int, refresh: bool = True) -> Support:
+    """The support polygon of ``character``'s feet on ``ground`` from the engine's contacts at the
+    character's current state.
+
+    ``refresh`` (default) runs the engine's collision detection first. PyBullet detects contacts at
+    the *start* of a step, before it integrates, so after ``stepSimulation`` its contact points are
+    where the feet touched one step ago: a foot rolling off a toe corner still lists that corner.
+    Balance hands these points to SPD's prediction as held stance constraints (a held point that
+    the engine has let go turns a stiff ankle servo loose on a 1 kg foot: the free-root CMU walk
+    spun its ankle to PyBullet's 100 rad/s clamp in 3 steps at 1/60 s), so they must be the
+    points the next step will use: detection is idempotent at a given state, and the step then
+    works on the same manifold. ``refresh=False``: the points as the last step left them.
+    """
+    if refresh:
+        p.performCollisionDetection(physicsClientId=character.client_id)
+    raw, others = _raw_foot_contacts(character, ground)
     if not raw:
-        return polygon_of(_NO_POINTS)
+        return replace(polygon_of(_NO_POINTS), others=others) if others else polygon_of(_NO_POINTS)
     feet_all = character.model.feet
     pts, fop, mask, poly, area, center = _support(np.array(raw, dtype=float), len(feet_all))
     feet = _FEET.get((feet_all, mask))
     if feet is None:
         feet = _FEET[(feet_all, mask)] = tuple(f for i, f in enumerate(feet_all) if mask >> i & 1)
-    return Support(feet, _frozen_own(pts), _frozen_own(fop), _frozen_own(poly), _frozen_own(center), float(area))
+    return Support(feet, _frozen_own(pts), _frozen_own(fop), _frozen_own(poly), _frozen_own(center), float(area),
+                   others)
 
 
 def touching_links(character, ground: int) -> tuple[str, ...]:
