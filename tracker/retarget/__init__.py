@@ -6,7 +6,6 @@ imported (by ``tracker inspect``) without numpy.
 
 from __future__ import annotations
 
-from pathlib import Path
 # typing is not imported at run time: `tracker inspect` loads only what it runs.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,6 +40,8 @@ def load_clip_reference(
         the :class:`Reference`; with ``return_parts``, ``(reference, motion, kinematics)``
         (motion is None for a saved reference).
     """
+    from pathlib import Path
+
     from tracker.character.model import load_model
     from tracker.retarget.reference import Reference
     from tracker.retarget.retarget import RetargetOptions, retarget

@@ -13,10 +13,11 @@ from __future__ import annotations
 import os
 import re
 
-from tracker.paths import JOINT_MAP_DIR
+# os.path, not tracker.paths: pathlib costs `tracker inspect` a few ms of its ~50 ms start-up
+JOINT_MAP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "joint_maps")
 
-#: The validated shipped maps and the checksums of the YAML files they come from.
-INDEX_FILE = JOINT_MAP_DIR / "index.json"
+#: The validated shipped maps and the checksums of the YAML files they come from (a str path).
+INDEX_FILE = os.path.join(JOINT_MAP_DIR, "index.json")
 
 def canonical(strip_prefix: str, name: str) -> str:
     """``name`` with the map's prefix pattern removed."""

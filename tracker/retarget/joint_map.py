@@ -21,7 +21,8 @@ from pathlib import Path
 from tracker.errors import RetargetError
 from tracker.paths import JOINT_MAP_DIR
 from tracker.retarget import conventions
-from tracker.retarget.conventions import INDEX_FILE
+
+INDEX_FILE = Path(conventions.INDEX_FILE)
 
 # typing is not imported at run time: `tracker inspect` loads only what it runs.
 TYPE_CHECKING = False
