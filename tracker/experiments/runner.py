@@ -393,6 +393,18 @@ def compute_metrics(prep: Prepared, rec, baseline, ball_outcome: dict) -> dict:
     return m
 
 
+def open_result_folder(out: str | Path) -> Path:
+    """Create the result folder ``out`` (one-line error if it cannot be) and drop an earlier run's
+    ``metrics.json``: a folder is not "finished" while a new run writes into it."""
+    folder = Path(out)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TrackerError(f"cannot create the result folder {folder} ({exc.strerror or exc})") from None
+    (folder / "metrics.json").unlink(missing_ok=True)
+    return folder
+
+
 def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None = None, gui: bool = False,
                    progress: bool = False, header: str = "") -> Outcome:
     """Run ``cfg`` (and its ball-free baseline when it has balls) and write the result folder.
@@ -418,13 +430,7 @@ def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None
     t0 = time.perf_counter()
     prep = build(cfg)
     timing["build_s"] = time.perf_counter() - t0
-    folder = Path(out)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise TrackerError(f"cannot create the result folder {folder} ({exc.strerror or exc})") from None
-    # A folder that held an earlier run is not "finished" while this one runs.
-    (folder / "metrics.json").unlink(missing_ok=True)
+    folder = open_result_folder(out)
     write_text_atomic(folder / "config.yaml", dump_config(cfg, header))
 
     rec, ball_outcome = _timed_sim(prep, True, gui, progress, "run" if not prep.launches else "with balls", timing,

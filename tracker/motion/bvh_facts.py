@@ -188,6 +188,15 @@ class Clip:
 _HALF_DEG = math.pi / 360.0
 
 
+def _turn(x, y, z, w, s, c, axis: str):
+    """``(x, y, z, w) * q_axis`` for the half-angle sine ``s`` and cosine ``c`` (floats or arrays)."""
+    if axis == "X":
+        return w * s + x * c, y * c + z * s, z * c - y * s, w * c - x * s
+    if axis == "Y":
+        return x * c - z * s, w * s + y * c, z * c + x * s, w * c - y * s
+    return x * c + y * s, y * c - x * s, w * s + z * c, w * c - z * s
+
+
 def _quats(layout: list[list[tuple[int, str]]], row: list[float]) -> list[tuple[float, float, float, float]]:
     """The rotating joints' local rotations in one frame line as xyzw quaternions (file axes)."""
     out = []
@@ -197,13 +206,7 @@ def _quats(layout: list[list[tuple[int, str]]], row: list[float]) -> list[tuple[
         w = 1.0
         for col, axis in rot:  # q = q_first * q_second * q_third (intrinsic order)
             h = row[col] * _HALF_DEG
-            s, c = sin(h), cos(h)
-            if axis == "X":
-                x, y, z, w = w * s + x * c, y * c + z * s, z * c - y * s, w * c - x * s
-            elif axis == "Y":
-                x, y, z, w = x * c - z * s, w * s + y * c, z * c + x * s, w * c - y * s
-            else:
-                x, y, z, w = x * c + y * s, y * c - x * s, w * s + z * c, w * c - z * s
+            x, y, z, w = _turn(x, y, z, w, sin(h), cos(h), axis)
         out.append((x, y, z, w))
     return out
 
@@ -225,13 +228,7 @@ def _steps_numpy(layout: list[list[tuple[int, str]]], parsed: grammar.Parsed) ->
         w = np.ones(parsed.n_frames)
         for col, axis in rot:  # the products of _quats, for all frames at once
             h = values[:, col] * _HALF_DEG
-            s, c = np.sin(h), np.cos(h)
-            if axis == "X":
-                x, y, z, w = w * s + x * c, y * c + z * s, z * c - y * s, w * c - x * s
-            elif axis == "Y":
-                x, y, z, w = x * c - z * s, w * s + y * c, z * c + x * s, w * c - y * s
-            else:
-                x, y, z, w = x * c + y * s, y * c - x * s, w * s + z * c, w * c - z * s
+            x, y, z, w = _turn(x, y, z, w, np.sin(h), np.cos(h), axis)
         dot = np.abs(x[1:] * x[:-1] + y[1:] * y[:-1] + z[1:] * z[:-1] + w[1:] * w[:-1])
         np.minimum(smallest, dot, out=smallest)
     return (2.0 * np.arccos(np.minimum(smallest, 1.0))).tolist()

@@ -74,7 +74,7 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     Raises:
         ConfigError: unknown method, bad settings, a clip the model cannot stand in at its start.
     """
-    from tracker.experiments.runner import build, run_experiment, simulate
+    from tracker.experiments.runner import build, open_result_folder, run_experiment, simulate
     from tracker.sampling.pool import RolloutPool
     from tracker.sampling.samcon import SamconOptions, cma_segments, samcon
 
@@ -87,12 +87,7 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
 
     t_end = cfg.clip.start + cfg.duration if cfg.duration is not None else prep.reference.duration
     segment_times(cfg.clip.start, t_end, opt.segment, cfg.sim.dt)  # a bad segment length fails before any file
-    folder = Path(out)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the result folder {folder} ({exc.strerror or exc})") from None
-    (folder / "metrics.json").unlink(missing_ok=True)
+    folder = open_result_folder(out)
     pool = RolloutPool(cfg, workers=workers, backend=backend)
     timing: dict = {}
     bar, report = None, None
