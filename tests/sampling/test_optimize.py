@@ -37,7 +37,9 @@ def test_optimize_writes_the_track_the_costs_and_the_replay(tmp_path, method, ca
     assert track.meta["method"] == method and np.abs(track.values).max() > 0
     assert f"offsets: {(out / 'offsets.npz').resolve()}" in (out / "config.yaml").read_text()
     rec = Recording.load(out / "recording.npz")
-    assert rec.n_steps == 24 and rec.meta["root"] == "free"
+    assert rec.n_steps == 48 and rec.meta["root"] == "free"  # a bare clip: 1/120 s (CLIP_SETTINGS)
+    replay = (out / "config.yaml").read_text()
+    assert "scale: 3.0" in replay and "balance: {enabled: true, kp: 0.0, kd: 0.0" in replay  # 3x gains, stance-held
     assert f"{method}: " in printed and "plain SPD" in printed
 
 

@@ -51,6 +51,31 @@ def test_a_rollout_is_the_run_tracker_run_makes_with_the_same_track(tmp_path):
     np.testing.assert_array_equal(res.q_end, rec.q[-1])
 
 
+def test_with_stance_held_spd_the_chained_rollouts_are_the_run(tmp_path):
+    """tracker optimize's clip settings (balance stance constraints, gravity fed forward): the contacts steer the
+    servo, so the start state must be the one a fresh run has (a second reset settles other contact points)."""
+    tr = track(5, t1=0.6)
+    path = tr.save(tmp_path / "t.npz")
+    held = {"enabled": True, "kp": 0.0, "kd": 0.0, "gravity": True}
+    raw = {"clip": {"path": WALK}, "root": {"mode": "free"}, "sim": {"dt": 1 / 120, "duration": 0.6},
+           "controller": {"gains": {"scale": 3.0}, "balance": held}, "outputs": {"plots": False}}
+    cfg = config_from_data(raw, ROOT / "walk_held.yaml")
+    w = RolloutWorker(build(cfg))
+    try:
+        start = w.initial_state()
+        s, qs = start, []
+        for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6):
+            part = w.rollout(RolloutRequest(s, tr, t, keep_states=True))
+            qs.append(part.q)
+            s = part.end
+        assert w.initial_state().engine == start.engine  # the same start however long the worker has run
+    finally:
+        w.close()
+    raw["controller"]["offsets"] = str(path)
+    rec, _ = simulate(build(config_from_data(raw, ROOT / "walk_held.yaml")))
+    np.testing.assert_array_equal(np.concatenate(qs), rec.q)
+
+
 def test_chained_windows_equal_one_long_rollout():
     w, tr = worker(), track(2)
     start = w.initial_state()
@@ -96,6 +121,21 @@ def test_cost_terms_grow_with_the_offsets():
     start = w.initial_state()
     costs = [w.rollout(RolloutRequest(start, track(3, scale=s) if s else None, 0.5)).cost for s in (0.0, 0.05, 0.3)]
     assert 0 < costs[0] < costs[2] and costs[1] < costs[2]
+
+
+def test_the_velocity_term_is_the_roots_linear_velocity_error():
+    cost = TrackingCost(build(config()).model)
+    lay = cost.layout
+    q = np.tile(lay.neutral_q(), (4, 1))
+    v_ref = np.zeros((4, lay.nv))
+    v = v_ref.copy()
+    v[:, 0] = 0.3  # 0.3 m/s too fast forward
+    v[:, 3:6] = 5.0  # the root's spin and the joints' speeds do not count
+    v[:, 6:] = -2.0
+    terms = cost.terms(q, q, v, v_ref)
+    assert terms["velocity"] == pytest.approx(0.09) and terms["pose"] == 0.0 and terms["root"] == 0.0
+    assert cost.terms(q, q)["velocity"] == 0.0  # no velocities given: no term
+    assert cost.total(terms) == pytest.approx(cost.weights.velocity * 0.09)
 
 
 def test_fast_forward_kinematics_matches_the_models():

@@ -17,7 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "segments, simulate many offset samples per segment from saved states, keep the best, backtrack "
                     "the best chain, iterate. Writes offsets.npz (for controller.offsets), optimize.json and plots "
                     "of the cost, optimize.md, and the replay as tracker run writes it (metrics.json, "
-                    "recording.npz, report.md). A clip (BVH...) is tracked on a free root; a config as it says. "
+                    "recording.npz, report.md). A clip (BVH...) is tracked on a free root with stance-held SPD at 3x the "
+                    "model's gains, 1/120 s (override with --set / --dt); a config as it says. "
                     "Exit status: 0 ok, 2 bad input, 3 the replay diverged, 4 the replay fell.",
     )
     p.add_argument("source", help="clip (BVH, reference .npz, DeepMimic .txt) or experiment config (YAML)")
@@ -25,8 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="samcon (default) or cma (CMA-ES on each segment in turn)")
     p.add_argument("--iterations", type=positive_int, default=3,
                    help="passes over the clip (samcon) or CMA-ES generations per segment (cma); default 3")
-    p.add_argument("--samples", type=positive_int, default=200, help="rollouts per segment and iteration (default 200)")
-    p.add_argument("--keep", type=positive_int, default=20, help="start states kept per segment (samcon; default 20)")
+    p.add_argument("--samples", type=positive_int, default=2000, help="rollouts per segment and iteration (default 2000)")
+    p.add_argument("--keep", type=positive_int, default=200, help="start states kept per segment (samcon; default 200)")
     p.add_argument("--segment", type=positive_float, default=0.1, help="segment length, s (default 0.1)")
     p.add_argument("--workers", type=positive_int, default=1, help="parallel rollout workers (default 1)")
     p.add_argument("--backend", default="local", choices=("local", "ray"), help="worker backend (as tracker sweep)")
@@ -67,8 +68,28 @@ def config_of(args: argparse.Namespace):
     sets = cfg_overrides(args)
     if source.suffix.lower() in (".yaml", ".yml") and not _is_clip_yaml(source):
         return load_config(source, sets)
-    raw = {"name": source.stem, "clip": {"path": str(source.resolve())}, "root": {"mode": "free"}}
-    return config_from_data(raw, source.with_suffix(".yaml"), sets, origin="option")
+    return config_from_data(clip_config(source), source.with_suffix(".yaml"), sets, origin="option")
+
+
+#: What a bare clip is optimised with (``docs/samcon.md``, "Settings"): a free root; SPD whose prediction holds
+#: the planted feet (the balance feedback's stance constraints with zero feedback gains: without them SPD
+#: predicts a free-falling body and its stance knees give way, the walk replaying 10-17 cm crouched) and
+#: that feeds forward the torques holding the weight on them (``gravity``: no sag); three times the model's
+#: gains (torque limits kept); 1/120 s.
+CLIP_SETTINGS = {
+    "root": {"mode": "free"},
+    "controller": {"gains": {"scale": 3.0}, "balance": {"enabled": True, "kp": 0.0, "kd": 0.0, "gravity": True}},
+    "sim": {"dt": 1.0 / 120.0},
+}
+
+
+def clip_config(source) -> dict:
+    """The raw config ``tracker optimize CLIP`` optimises (:data:`CLIP_SETTINGS`; ``--set``/``--dt`` override it)."""
+    import copy
+
+    raw = {"name": source.stem, "clip": {"path": str(source.resolve())}}
+    raw.update(copy.deepcopy(CLIP_SETTINGS))
+    return raw
 
 
 def _is_clip_yaml(path) -> bool:

@@ -101,6 +101,9 @@ class BalanceOptions:
         target: ``support_center`` (the support polygon's centroid, as the lecture) or
             ``initial`` (the CoM's ground projection when the run starts).
         strategy: ``jacobian``, ``ankle`` or ``hip`` (see the module docstring).
+        gravity: add the static torques that hold the body's weight on the stance contacts
+            (:func:`gravity_torques`): SPD then needs no position error to carry the body, and a
+            free-root character no longer sags by ``τ/kp`` at every leg joint.
     """
 
     enabled: bool = True
@@ -108,6 +111,7 @@ class BalanceOptions:
     kd: float = DEFAULT_KD
     target: str = "support_center"
     strategy: str = "jacobian"
+    gravity: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -194,6 +198,7 @@ class BalanceFeedback:
         self._colmask = np.zeros(lay.nv, dtype=np.bool_)
         self._colmask[cols] = True
         self.initial_target: np.ndarray | None = None
+        self._zero_v = np.zeros(lay.nv)
         self._stance: dict[tuple[tuple[str, ...], int], tuple[str, ...]] = {}  # (feet on the ground, stance_mask) -> stance feet
         # the compiled one-call path needs a tracker.character.Character's kernels
         self._direct = hasattr(character, "jacobian_kernel_input")
@@ -246,11 +251,40 @@ class BalanceFeedback:
             c, jc, xf, jlf, jaf = self.character.com_and_point_jacobians(feet, q)
             tau, force, cdot, jac = _feedback(c, jc, xf, jlf, jaf, v, kp, kd, target, self._colmask, pts, pfoot)
         contacts = Contacts(jac, _ones(len(jac)), pfoot)
+        if self.options.gravity:
+            tau = tau + gravity_torques(self.character.bias_forces(q, self._zero_v), jac)
         return BalanceTerm(tau, force, c, cdot, target, contacts)
 
     def torques(self, q: np.ndarray, v: np.ndarray, support) -> np.ndarray:
         """``(nv,)`` the generalized force to add to the servo's."""
         return self.term(q, v, support).tau
+
+
+def gravity_torques(g: np.ndarray, jac: np.ndarray) -> np.ndarray:
+    """The joint torques ``(nv,)`` (0 on the root's six) that hold a body still on its contacts.
+
+    Statics of ``M a + g = τ + Jᵀ λ`` at ``a = 0`` with no root force: the contact forces ``λ ≥ 0``
+    (vertical, one per row of ``jac``, ``(k, nv)``, the root's six columns first) must carry the
+    root's rows of the gravity force ``g`` ``(nv,)``, ``J_rᵀ λ = g_r`` (the weight and its moments:
+    solvable while the CoM is over the contacts); the joints then need ``τ_j = g_j − J_jᵀ λ``.
+    Of the many ``λ`` (eight sole corners, three equations) the least-norm one, which spreads the
+    weight over the points and changes smoothly as they come and go; when it would pull on a point
+    (the CoM near the support's edge), non-negative least squares instead: then, and with the CoM
+    outside the contacts' span, ``λ`` is the closest support the ground can give and the root's rest
+    is left to the servos (the body tips, as it would). (Non-negative least squares alone picks a
+    corner solution that jumps between points from step to step: the authored stance fell at 1/60 s.)
+    """
+    tau = np.zeros_like(g)
+    if len(jac) == 0:
+        return tau
+    a = jac[:, :6].T
+    lam = np.linalg.lstsq(a, g[:6], rcond=1e-10)[0]
+    if lam.min() < 0.0:
+        from scipy.optimize import nnls
+
+        lam = nnls(np.ascontiguousarray(a), g[:6])[0]
+    tau[6:] = g[6:] - jac[:, 6:].T @ lam
+    return tau
 
 
 _ONES = np.ones(64, dtype=bool)

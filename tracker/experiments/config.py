@@ -143,6 +143,9 @@ class BalanceConfig:
         "support_center", "where the CoM is pulled: the support polygon's centre, or where it started")
     strategy: Literal["jacobian", "ankle", "hip"] = setting(
         "jacobian", "joints that carry the virtual force: every stance-leg joint, the ankles, or the hips")
+    gravity: bool = setting(
+        False, "also feed forward the joint torques that hold the body's weight on the stance feet (no sag "
+        "under the servos' stiffness)")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -164,7 +164,7 @@ def _balance_options(cfg: ExperimentConfig):
                           f"not {cfg.controller.name!r}")
     from tracker.control.balance import BalanceOptions
 
-    return BalanceOptions(enabled=True, kp=b.kp, kd=b.kd, target=b.target, strategy=b.strategy)
+    return BalanceOptions(enabled=True, kp=b.kp, kd=b.kd, target=b.target, strategy=b.strategy, gravity=b.gravity)
 
 
 def _offsets(cfg: ExperimentConfig, model, ref):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tracker.errors import SimulationError
-from tracker.sampling.cost import CostWeights, TrackingCost
+from tracker.sampling.cost import TERMS, CostWeights, TrackingCost
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class RolloutResult:
 
     Attributes:
         cost: the total tracking cost (:class:`~tracker.sampling.cost.TrackingCost`); ``inf`` if it diverged.
-        terms: the cost's terms (pose, root, end_effector, balance).
+        terms: the cost's terms (pose, root, end_effector, balance, velocity).
         steps: control steps simulated.
         fell: the free root fell within the window (or had before it).
         diverged: the simulation blew up (``message`` says how).
@@ -107,18 +107,35 @@ class RolloutWorker:
         self.cost = TrackingCost(prep.model, weights)
         self.technique = technique
         self._cache = _Cache()
+        self._initial = None
+        self._fresh_start()
+
+    def _fresh_start(self):
+        """The state the simulation was built in (as ``tracker run`` starts), captured when it is built.
+
+        Not a second ``reset()``: with balance feedback a reset settles the feet's contact manifolds
+        (:meth:`tracker.sim.world.World.settle_contacts`) on top of whatever the engine holds, so a
+        reset after other steps starts from other contact points than a fresh run, and the replay of a
+        search would not be the search's rollouts (the Bandai walk's replay diverged at 1 s where its
+        search had stood for 3 s).
+        """
+        from tracker.sim.snapshot import capture, restore
+
+        if self._initial is None:
+            self._initial = capture(self.sim, "bullet")
+        if self.technique == self._initial.technique:
+            return self._initial
+        restore(self.sim, self._initial)
+        return capture(self.sim, self.technique)
 
     @property
     def dt(self) -> float:
         return self.sim.opt.dt
 
     def initial_state(self):
-        """The state at the config's start (the clip's pose and velocity at ``clip.start``)."""
-        from tracker.sim.snapshot import capture
-
-        self.sim.offsets = None
-        self.sim.reset()
-        return capture(self.sim, self.technique)
+        """The state at the config's start (the clip's pose and velocity at ``clip.start``), as a freshly
+        built simulation has it: what ``tracker run`` starts from."""
+        return self._fresh_start()
 
     def _restore(self, start) -> None:
         from tracker.sim.snapshot import capture, restore
@@ -152,7 +169,7 @@ class RolloutWorker:
             req.offsets.check_layout(sim.layout, "rollout")
         n = max(int(round((req.t_end - req.start.t) / self.dt)), 0)
         fell_before = sim.fell_at is not None
-        qs, q_refs = [], []
+        qs, q_refs, vs, v_refs = [], [], [], []
         diverged, message, fallen = False, "", 0
         for _ in range(n):
             try:
@@ -166,13 +183,15 @@ class RolloutWorker:
                 break
             qs.append(row["q"])
             q_refs.append(row["q_ref"])
+            vs.append(row["v"])
+            v_refs.append(row["v_ref"])
             fallen += sim.fell_at is not None
         q = np.array(qs) if qs else np.zeros((0, sim.layout.nq))
         if diverged or not qs:
-            terms = {k: float("nan") for k in ("pose", "root", "end_effector", "balance")}
+            terms = {k: float("nan") for k in TERMS}
             cost = float("inf") if diverged else 0.0
         else:
-            terms = self.cost.terms(q, np.array(q_refs))
+            terms = self.cost.terms(q, np.array(q_refs), np.array(vs), np.array(v_refs))
             cost = self.cost.total(terms, fallen / len(qs))
         end = capture(sim, self.technique) if (req.keep_end and not diverged) else None
         q_end = q[-1].copy() if len(q) else sim.character.get_state()[0]

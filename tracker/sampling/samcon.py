@@ -41,7 +41,7 @@ from tracker.sampling.rollout import RolloutRequest
 
 #: Default sampling half-widths by joint-name pattern (rad), first match wins (``docs/samcon.md``).
 DEFAULT_WIDTHS: tuple[tuple[str, float], ...] = (
-    (r"hip|knee|ankle|foot|thigh|shin", 0.2),
+    (r"hip|knee|ankle|foot|thigh|shin", 0.4),
     (r"spine|pelvis|chest|abdomen|torso|lumbar|back", 0.1),
     (r".*", 0.05),
 )
@@ -62,8 +62,8 @@ class SamconOptions:
     """
 
     segment: float = 0.1
-    samples: int = 200
-    keep: int = 20
+    samples: int = 2000
+    keep: int = 200
     iterations: int = 3
     widths: tuple[tuple[str, float], ...] = DEFAULT_WIDTHS
     decay: float = 0.7
