@@ -88,7 +88,7 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     t_end = cfg.clip.start + cfg.duration if cfg.duration is not None else prep.reference.duration
     segment_times(cfg.clip.start, t_end, opt.segment, cfg.sim.dt)  # a bad segment length fails before any file
     folder = open_result_folder(out)
-    pool = RolloutPool(cfg, workers=workers, backend=backend, balls=bool(cfg.balls))  # a config's balls fly in every rollout
+    pool = RolloutPool(cfg, workers=workers, backend=backend)  # the search runs without the config's balls; the replay has them
     timing: dict = {}
     bar, report = None, None
     if progress:

@@ -23,19 +23,19 @@ _WORKERS: dict[str, RolloutWorker] = {}
 _OWNER: list[int] = [0]
 
 
-def _key(config, weights: CostWeights, balls: bool) -> str:
+def _key(config, weights: CostWeights) -> str:
     from tracker.experiments.config import dump_config
 
-    return dump_config(config) + repr(weights) + f"balls={balls}"
+    return dump_config(config) + repr(weights)
 
 
-def _worker(config, weights: CostWeights, balls: bool = False) -> RolloutWorker:
+def _worker(config, weights: CostWeights) -> RolloutWorker:
     import os
 
     if _OWNER[0] != os.getpid():  # a forked worker process: the parent's simulations are not its own
         _WORKERS.clear()
         _OWNER[0] = os.getpid()
-    key = _key(config, weights, balls)
+    key = _key(config, weights)
     w = _WORKERS.get(key)
     if w is None:
         from tracker.experiments.runner import build
@@ -43,29 +43,26 @@ def _worker(config, weights: CostWeights, balls: bool = False) -> RolloutWorker:
         for old in _WORKERS.values():  # one simulation per process at a time
             old.close()
         _WORKERS.clear()
-        w = _WORKERS[key] = RolloutWorker(build(config), weights, balls=balls)
+        w = _WORKERS[key] = RolloutWorker(build(config), weights)
     return w
 
 
-def _run_chunk(config, weights: CostWeights, balls: bool, index: int,
-               requests: list[RolloutRequest]) -> tuple[int, list]:
+def _run_chunk(config, weights: CostWeights, index: int, requests: list[RolloutRequest]) -> tuple[int, list]:
     """Worker entry: one chunk of a batch; returns ``(index, results)``."""
-    return index, _worker(config, weights, balls).run_all(requests)
+    return index, _worker(config, weights).run_all(requests)
 
 
 class RolloutPool:
     """Rollouts of one experiment config on ``workers`` processes.
 
     Args:
-        config: the :class:`~tracker.experiments.config.ExperimentConfig`.
+        config: the :class:`~tracker.experiments.config.ExperimentConfig` (its balls are not launched).
         workers: parallel workers (>= 1).
         backend: ``local`` or ``ray``.
         weights: the cost's weights.
-        balls: launch the config's balls (with its gain schedule) in every rollout.
     """
 
-    def __init__(self, config, workers: int = 1, backend: str = "local", weights: CostWeights | None = None,
-                 balls: bool = False) -> None:
+    def __init__(self, config, workers: int = 1, backend: str = "local", weights: CostWeights | None = None) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ConfigError(f"workers must be a whole number >= 1, got {workers!r}")
         if backend not in ("local", "ray"):
@@ -78,12 +75,11 @@ class RolloutPool:
         self.workers = workers
         self.backend = backend
         self.weights = weights or CostWeights()
-        self.balls = bool(balls)
 
     @property
     def local(self) -> RolloutWorker:
         """This process's worker (initial states, serial batches)."""
-        return _worker(self.config, self.weights, self.balls)
+        return _worker(self.config, self.weights)
 
     def initial_state(self):
         """The portable state at the config's start."""
@@ -103,7 +99,7 @@ class RolloutPool:
 
         n = min(self.workers, len(requests))
         bounds = [round(i * len(requests) / n) for i in range(n + 1)]
-        jobs = [(self.config, self.weights, self.balls, i, requests[bounds[i]:bounds[i + 1]]) for i in range(n)]
+        jobs = [(self.config, self.weights, i, requests[bounds[i]:bounds[i + 1]]) for i in range(n)]
         chunks: dict[int, list] = {}
         for index, results in parallel_map(_run_chunk, jobs, n, self.backend):
             chunks[index] = results
