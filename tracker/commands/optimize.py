@@ -38,8 +38,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dt", type=parse_dt, default=None, help="control time step, e.g. 1/60")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key (as tracker run --set)")
+    p.add_argument("--weights", type=cost_weights, default=None, metavar="TERM=W,...",
+                   help="the cost's weights, e.g. velocity=0,root=20 (terms: pose, root, end_effector, balance, "
+                        "velocity, fall; defaults 10, 10, 4, 10, 1, 100)")
     p.add_argument("--out", default=None, help="result folder (default: results/<name>-optimize-<timestamp>)")
     p.set_defaults(func=run)
+
+
+def cost_weights(text: str):
+    """``TERM=W,...`` -> :class:`~tracker.sampling.cost.CostWeights` (the others at their defaults)."""
+    import dataclasses
+    import math
+
+    from tracker.sampling.cost import CostWeights
+
+    names = [f.name for f in dataclasses.fields(CostWeights)]
+    values = {}
+    for part in text.split(","):
+        name, eq, value = part.strip().partition("=")
+        if not eq or name not in names:
+            raise argparse.ArgumentTypeError(f"{part.strip()!r}: expected TERM=W with TERM one of {', '.join(names)}")
+        try:
+            w = float(value)
+        except ValueError:
+            w = math.nan
+        if not (math.isfinite(w) and w >= 0):
+            raise argparse.ArgumentTypeError(f"{name}: a weight must be a number >= 0, got {value!r}")
+        values[name] = w
+    return CostWeights(**values)
 
 
 def cfg_overrides(args: argparse.Namespace) -> list[str]:
@@ -113,10 +139,14 @@ def run(args: argparse.Namespace) -> int:
     settings = [args.source, f"--method={args.method}", f"--iterations={args.iterations}", f"--samples={args.samples}",
                 f"--keep={args.keep}", f"--segment={args.segment!r}", f"--seed={args.seed}"]
     settings += [f"--set={o}" for o in cfg_overrides(args)]
+    if args.weights is not None:
+        import dataclasses
+
+        settings.append("--weights=" + ",".join(f"{k}={v:g}" for k, v in dataclasses.asdict(args.weights).items()))
     cmd = "tracker optimize " + " ".join(shlex.quote(a) for a in settings)
     header = f"Replay config of: {cmd}\nRun it again with: tracker run <this file>"
     res = optimize(cfg, out, method=args.method, options=opt, workers=args.workers, backend=args.backend,
-                   progress=sys.stderr.isatty(), header=header)
+                   progress=sys.stderr.isatty(), header=header, weights=args.weights)
     m = res.replay.metrics
     costs = ", ".join(f"{c:.4g}" for c in res.result.cost_per_iteration)
     print(f"{args.method}: {res.result.rollouts} rollouts in {res.timing['solve_s']:.1f} s; cost per iteration {costs}")

@@ -68,7 +68,7 @@ def check_stance(cfg):
 
 
 def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers: int = 1, backend: str = "local",
-             progress: bool = False, header: str = "") -> OptimizeOutcome:
+             progress: bool = False, header: str = "", weights=None) -> OptimizeOutcome:
     """Search, write and replay (module docstring).
 
     Raises:
@@ -88,7 +88,8 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     t_end = cfg.clip.start + cfg.duration if cfg.duration is not None else prep.reference.duration
     segment_times(cfg.clip.start, t_end, opt.segment, cfg.sim.dt)  # a bad segment length fails before any file
     folder = open_result_folder(out)
-    pool = RolloutPool(cfg, workers=workers, backend=backend)  # the search runs without the config's balls; the replay has them
+    # the search runs without the config's balls; the replay has them
+    pool = RolloutPool(cfg, workers=workers, backend=backend, weights=weights)
     timing: dict = {}
     bar, report = None, None
     if progress:
@@ -104,7 +105,7 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     from tracker.sampling.samcon import Checkpoint
 
     # What the search depends on: the config, the method and its settings (not the workers).
-    key = f"method: {method}\noptions: {opt!r}\n{dump_config(cfg)}"
+    key = f"method: {method}\noptions: {opt!r}\nweights: {pool.weights!r}\n{dump_config(cfg)}"
     checkpoint = Checkpoint(folder / "checkpoint.pkl", key)
     t0 = time.perf_counter()
     try:
@@ -119,7 +120,7 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     res.track.save(folder / "offsets.npz")
     checkpoint.remove()  # the search is done; its results are written below
     write_json_atomic(folder / "optimize.json", {
-        "method": method, "workers_do_not_change_results": True,
+        "method": method, "workers_do_not_change_results": True, "weights": dataclasses.asdict(pool.weights),
         "options": {k: (list(map(list, v)) if k == "widths" else v) for k, v in dataclasses.asdict(opt).items()},
         "cost_per_iteration": res.cost_per_iteration.tolist(), "segment_costs": res.segment_costs.tolist(),
         "segment_times": res.times.tolist(), "rollouts": int(res.rollouts), "fell": list(res.fell)})
