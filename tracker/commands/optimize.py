@@ -17,8 +17,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "segments, simulate many offset samples per segment from saved states, keep the best, backtrack "
                     "the best chain, iterate. Writes offsets.npz (for controller.offsets), optimize.json and plots "
                     "of the cost, optimize.md, and the replay as tracker run writes it (metrics.json, "
-                    "recording.npz, report.md). A clip (BVH...) is tracked on a free root with stance-held SPD at 3x the "
-                    "model's gains, 1/120 s (override with --set / --dt); a config as it says. "
+                    "recording.npz, report.md). A clip (BVH...) is tracked on a free root with stance-held SPD, the "
+                    "weight fed forward, 3x the model's gains, 1/120 s (override with --set / --dt); a config as it "
+                    "says (its balls fly in the replay, not in the search). "
                     "Exit status: 0 ok, 2 bad input, 3 the replay diverged, 4 the replay fell.",
     )
     p.add_argument("source", help="clip (BVH, reference .npz, DeepMimic .txt) or experiment config (YAML)")

@@ -12,9 +12,10 @@ take over, each a mean over the window's steps of a squared error:
 To these we add, as the public PyBullet reimplementation of SAMCON does (its CoM term holds the CoM's
 velocity), a fifth:
 
-* ``velocity``: squared error of the root's linear velocity (world frame), m²/s². A sample that
-  ends where the clip is but slower or faster is doomed a segment later; without this term the kept
-  samples of the Bandai walk fell behind the clip by 0.4 m a second and fell at 2 s.
+* ``velocity``: squared error of the root's linear velocity (world frame), m²/s²: a sample that
+  ends where the clip is but slower or faster is in trouble a segment later. (Added for the Bandai
+  walk, whose kept samples fall behind the clip; it did not save that walk, and on the CMU walk
+  weight 0 tracks better: ``docs/samcon.md``, ``--weights velocity=0``.)
 
 ``pose``, ``root`` and ``velocity`` are means over every step of the window; ``end_effector`` and ``balance``
 are taken at the window's last step, the state a SAMCON segment hands on (Liu et al. score a
@@ -25,9 +26,9 @@ The total is ``Σ w_k · term_k``. A rollout whose free root fell (root below ``
 clip's) adds ``fall`` per fallen step's share, so any standing sample beats any fallen one.
 The weights are ours (the papers' are for other characters and units): pose and root 10, end
 effectors 4, balance 10, so that a rollout that tracks to 0.1 rad and 0.1 m root pays as much for
-them as for 0.15 m end-effector and 0.1 m balance errors. With pose and root at 1 the kept
-samples crouched and drifted (the CMU walk replayed 0.18 rad, 0.21 m); at 10 it replays under
-the issue's 0.10 rad (``docs/samcon.md``).
+them as for 0.15 m end-effector and 0.1 m balance errors, and velocity 1. With pose and root at 1
+the kept samples crouched and drifted (the CMU walk replayed 0.18 rad, 0.21 m); at 10, with
+velocity 0, it replays at 0.095 rad, 0.120 m (``docs/samcon.md``).
 """
 
 from __future__ import annotations

@@ -99,6 +99,7 @@ class RolloutWorker:
 
     def __init__(self, prep, weights: CostWeights | None = None, technique: str = "bullet", balls: bool = False) -> None:
         from tracker.experiments.runner import make_simulation, scenario_of, schedule_of
+        from tracker.sim.snapshot import capture
 
         self.prep = prep
         scenario = scenario_of(prep) if balls else None
@@ -107,26 +108,11 @@ class RolloutWorker:
         self.cost = TrackingCost(prep.model, weights)
         self.technique = technique
         self._cache = _Cache()
-        self._initial = None
-        self._fresh_start()
-
-    def _fresh_start(self):
-        """The state the simulation was built in (as ``tracker run`` starts), captured when it is built.
-
-        Not a second ``reset()``: with balance feedback a reset settles the feet's contact manifolds
-        (:meth:`tracker.sim.world.World.settle_contacts`) on top of whatever the engine holds, so a
-        reset after other steps starts from other contact points than a fresh run, and the replay of a
-        search would not be the search's rollouts (the Bandai walk's replay diverged at 1 s where its
-        search had stood for 3 s).
-        """
-        from tracker.sim.snapshot import capture, restore
-
-        if self._initial is None:
-            self._initial = capture(self.sim, "bullet")
-        if self.technique == self._initial.technique:
-            return self._initial
-        restore(self.sim, self._initial)
-        return capture(self.sim, self.technique)
+        # The state the simulation was built in, as `tracker run` starts. Not a second reset(): with balance
+        # feedback a reset settles the feet's contact manifolds (World.settle_contacts) on top of whatever the
+        # engine holds, so it starts from other contact points than a fresh run, and a search's replay would
+        # not be its rollouts (the Bandai walk's replay diverged at 1 s where its search had stood for 3 s).
+        self._initial = capture(self.sim, "bullet")
 
     @property
     def dt(self) -> float:
@@ -135,7 +121,12 @@ class RolloutWorker:
     def initial_state(self):
         """The state at the config's start (the clip's pose and velocity at ``clip.start``), as a freshly
         built simulation has it: what ``tracker run`` starts from."""
-        return self._fresh_start()
+        from tracker.sim.snapshot import capture, restore
+
+        if self.technique == self._initial.technique:
+            return self._initial
+        restore(self.sim, self._initial)
+        return capture(self.sim, self.technique)
 
     def _restore(self, start) -> None:
         from tracker.sim.snapshot import capture, restore
