@@ -141,7 +141,7 @@ CASES: dict[str, list[list[str]]] = {
         [KICK, "--backend", "dask"], [KICK, "--seed", "-1"], [KICK, "--dt", "1"], [KICK, "--start", "100"], [KICK, "--start", "file_frame:-3"], [KICK, "--start", "frame:3"], [KICK, "--start", "file:999"],
         [KICK, "--duration", "0"], [KICK, "--set", "bogus=1"], [KICK, "--bogus"], [KICK, KICK],
         [KICK, "--segment", "5"], [KICK, "--weights", "speed=1"], [KICK, "--weights", "velocity=-1"],
-        [KICK, "--weights", "velocity"], [KICK, "--weights", "pose=nan"],
+        [KICK, "--weights", "velocity"], [KICK, "--weights", "pose=nan"], [KICK, "--selection", "best"],
     ],
 }
 

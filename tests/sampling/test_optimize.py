@@ -114,3 +114,34 @@ def test_weights_reach_the_search_and_are_recorded(tmp_path, capsys):
     assert runs["no_velocity"]["weights"]["velocity"] == 0.0 and runs["no_velocity"]["weights"]["root"] == 20.0
     assert runs["no_velocity"]["weights"]["pose"] == 10.0  # the others keep their defaults
     assert runs["no_velocity"]["cost_per_iteration"] != runs["default"]["cost_per_iteration"]
+
+
+def _deepest_foot_penetration(sets: list[str], seconds: float) -> float:
+    """The deepest any foot goes into the ground (m) tracking the Bandai walk's first ``seconds`` under
+    ``tracker optimize``'s bare-clip settings with ``sets`` on top (no offsets: plain stance-held SPD)."""
+    import pybullet as p
+
+    from tracker.commands.optimize import clip_config
+    from tracker.experiments.config import config_from_data
+    from tracker.experiments.runner import build, make_simulation
+
+    src = (ROOT / ".." / "shared" / "mocap" / "bandai_walk_normal_001.bvh").resolve()
+    sim = make_simulation(build(config_from_data(clip_config(src), src, sets)))
+    ch, deepest = sim.character, 0.0
+    feet = [ch.link_index(f) for f in sim.model.feet]
+    try:
+        for _ in range(int(round(seconds / sim.opt.dt))):
+            sim.step()
+            for c in p.getContactPoints(bodyA=ch.body_id, physicsClientId=ch.client_id):
+                if c[3] in feet:
+                    deepest = max(deepest, -c[8])
+    finally:
+        sim.close()
+    return deepest
+
+
+def test_a_bare_clips_feet_stay_out_of_the_ground_at_heel_strike():
+    # One 1/120 s physics step lets the landing heel of a stiff servo sink 5-10 cm (a box on one contact
+    # point), which brakes the walk at every step; CLIP_SETTINGS step the physics four times per control step.
+    assert _deepest_foot_penetration([], 0.6) < 0.005
+    assert _deepest_foot_penetration(["sim.substeps=1"], 0.6) > 0.03

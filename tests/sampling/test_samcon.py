@@ -12,7 +12,7 @@ from tracker.errors import ConfigError
 from tracker.experiments.config import config_from_data
 from tracker.sampling.pool import RolloutPool
 from tracker.sampling.rollout import RolloutRequest
-from tracker.sampling.samcon import SamconOptions, samcon, segment_times, widths_vector
+from tracker.sampling.samcon import SamconOptions, samcon, segment_times, spread_select, widths_vector
 
 ROOT = Path(__file__).resolve().parents[2]
 WALK = str((ROOT / ".." / "shared" / "mocap" / "cmu_02_01_walk.bvh").resolve())
@@ -114,8 +114,28 @@ def test_widths_by_joint_pattern():
     (dict(samples=2.5), "samples must be a whole number"),
     (dict(widths=(("(", 0.1),)), "is not a regular expression"),
     (dict(widths=((".*", -0.1),)), "must be in [0, π] rad"),
+    (dict(selection="best"), "selection must be one of elite, spread"),
 ])
 def test_bad_options_are_named(bad, message):
     with pytest.raises(ConfigError, match=None) as err:
         SamconOptions(**bad).check()
     assert message in str(err.value)
+
+
+def test_spread_selection_keeps_the_cheapest_and_reaches_up_the_cheaper_costs():
+    costs = np.sort(np.random.default_rng(0).exponential(size=1000))
+    picked = spread_select(costs, 100)
+    assert len(set(picked)) == 100 and picked == sorted(picked)
+    assert picked[:5] == [0, 1, 2, 3, 4]  # the cheapest are all kept
+    assert max(picked) <= 599 and costs[max(picked)] > 0.5 * costs[599]  # up the cheaper 60 %, none beyond
+    assert sum(i >= 100 for i in picked) >= 10  # not simply the 100 cheapest
+    assert spread_select([3.0, 4.0], 5) == [0, 1] and spread_select([1.0] * 6, 3) == [0, 1, 2]
+
+
+def test_spread_selection_improves_the_cost_every_iteration_and_stands():
+    pool = RolloutPool(config(0.4), workers=1)
+    res = samcon(pool, options=SamconOptions(samples=16, keep=4, iterations=2, seed=1, selection="spread"))
+    c = res.cost_per_iteration
+    assert c[1] < c[0] and res.fell == (False, False) and res.track.meta["selection"] == "spread"
+    costs, end = chain(pool, res.track, res.times)
+    np.testing.assert_array_equal(costs, res.segment_costs[-1])

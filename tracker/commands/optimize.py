@@ -18,8 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "the best chain, iterate. Writes offsets.npz (for controller.offsets), optimize.json and plots "
                     "of the cost, optimize.md, and the replay as tracker run writes it (metrics.json, "
                     "recording.npz, report.md). A clip (BVH...) is tracked on a free root with stance-held SPD, the "
-                    "weight fed forward, 3x the model's gains, 1/120 s (override with --set / --dt); a config as it "
-                    "says (its balls fly in the replay, not in the search). "
+                    "weight fed forward, 3x the model's gains, 1/120 s in 4 physics substeps (override with "
+                    "--set / --dt); a config as it says (its balls fly in the replay, not in the search). "
                     "Exit status: 0 ok, 2 bad input, 3 the replay diverged, 4 the replay fell.",
     )
     p.add_argument("source", help="clip (BVH, reference .npz, DeepMimic .txt) or experiment config (YAML)")
@@ -30,6 +30,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--samples", type=positive_int, default=2000, help="rollouts per segment and iteration (default 2000)")
     p.add_argument("--keep", type=positive_int, default=200, help="start states kept per segment (samcon; default 200)")
     p.add_argument("--segment", type=positive_float, default=0.1, help="segment length, s (default 0.1)")
+    p.add_argument("--selection", default="elite", choices=("elite", "spread"),
+                   help="samcon's kept start states: the cheapest (elite, default) or spread over the cheaper 60%% "
+                        "of the costs (spread)")
     p.add_argument("--workers", type=positive_int, default=1, help="parallel rollout workers (default 1)")
     p.add_argument("--backend", default="local", choices=("local", "ray"), help="worker backend (as tracker sweep)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="random seed (>= 0; the result depends on it alone)")
@@ -102,11 +105,13 @@ def config_of(args: argparse.Namespace):
 #: the planted feet (the balance feedback's stance constraints with zero feedback gains: without them SPD
 #: predicts a free-falling body and its stance knees give way, the walk replaying 10-17 cm crouched) and
 #: that feeds forward the torques holding the weight on them (``gravity``: no sag); three times the model's
-#: gains (torque limits kept); 1/120 s.
+#: gains (torque limits kept); 1/120 s control steps, each four physics steps (1/480 s): with one, the box heel of
+#: this stiff servo sinks 5-10 cm into the ground on one contact point at every heel strike and brakes the walk
+#: (the Bandai walk's first step: 8 cm at 1/120 s, 2 cm at 1/240 s, under 2 mm at 1/480 s).
 CLIP_SETTINGS = {
     "root": {"mode": "free"},
     "controller": {"gains": {"scale": 3.0}, "balance": {"enabled": True, "kp": 0.0, "kd": 0.0, "gravity": True}},
-    "sim": {"dt": 1.0 / 120.0},
+    "sim": {"dt": 1.0 / 120.0, "substeps": 4},
 }
 
 
@@ -134,11 +139,14 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = config_of(args)
     opt = SamconOptions(segment=args.segment, samples=args.samples, keep=min(args.keep, args.samples)
-                        if args.method == "cma" else args.keep, iterations=args.iterations, seed=args.seed)
+                        if args.method == "cma" else args.keep, iterations=args.iterations, seed=args.seed,
+                        selection=args.selection)
     opt.check()
     out = args.out or default_out_dir(cfg.replace(name=f"{cfg.name}-optimize"))
     settings = [args.source, f"--method={args.method}", f"--iterations={args.iterations}", f"--samples={args.samples}",
                 f"--keep={args.keep}", f"--segment={args.segment!r}", f"--seed={args.seed}"]
+    if args.selection != "elite":
+        settings.append(f"--selection={args.selection}")
     settings += [f"--set={o}" for o in cfg_overrides(args)]
     if args.weights is not None:
         import dataclasses

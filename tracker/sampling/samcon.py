@@ -12,8 +12,10 @@ with one knot per boundary, ``Δ(t_0) = 0``). One iteration walks the segments i
 2. **Simulation.** Each sample is a rollout of segment ``k`` from its start state
    (:mod:`.rollout`, in parallel through :mod:`.pool`), scored by the tracking cost
    (:mod:`.cost`: pose, root, end effectors, balance; a fallen sample pays a penalty).
-3. **Selection.** The ``keep`` samples of lowest segment cost become the next segment's start
-   states (Liu et al. 2010 keep the best of each segment's samples).
+3. **Selection.** ``keep`` samples become the next segment's start states: with ``selection =
+   "elite"`` those of lowest segment cost (Liu et al. 2010 keep the best of each segment's
+   samples); with ``"spread"`` the cheapest and others spread over the cheaper 60 % of the costs
+   (:func:`spread_select`), so that start states which pay now and gain later survive a segment.
 4. **Backtracking.** At the last segment the sample of lowest accumulated cost (the sum of its
    chain's segment costs) is followed back to ``t_0``: its knots are the iteration's track.
 
@@ -47,6 +49,10 @@ DEFAULT_WIDTHS: tuple[tuple[str, float], ...] = (
 )
 
 
+#: How a segment's kept start states are chosen (:class:`SamconOptions`).
+SELECTIONS = ("elite", "spread")
+
+
 @dataclass(frozen=True)
 class SamconOptions:
     """SAMCON's settings.
@@ -59,6 +65,7 @@ class SamconOptions:
         widths: ``(joint-name regex, half-width rad)`` pairs, first match wins.
         decay: the half-widths' factor per iteration.
         seed: the random seed.
+        selection: ``"elite"`` (the ``keep`` cheapest) or ``"spread"`` (:func:`spread_select`).
     """
 
     segment: float = 0.1
@@ -68,6 +75,7 @@ class SamconOptions:
     widths: tuple[tuple[str, float], ...] = DEFAULT_WIDTHS
     decay: float = 0.7
     seed: int = 0
+    selection: str = "elite"
 
     def check(self) -> None:
         """Raise :class:`ConfigError` naming the first bad setting."""
@@ -85,6 +93,8 @@ class SamconOptions:
             raise ConfigError(f"samcon: seed must be >= 0, got {self.seed}")
         if not (np.isfinite(self.segment) and self.segment > 0):
             raise ConfigError(f"samcon: segment must be a positive time, got {self.segment!r}")
+        if self.selection not in SELECTIONS:
+            raise ConfigError(f"samcon: selection must be one of {', '.join(SELECTIONS)}, got {self.selection!r}")
         if not (np.isfinite(self.decay) and 0 < self.decay <= 1):
             raise ConfigError(f"samcon: decay must be in (0, 1], got {self.decay!r}")
         for pattern, w in self.widths:
@@ -238,8 +248,12 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
                                   "diverged; try smaller widths or a smaller time step")
             order = sorted(range(len(nodes)), key=lambda i: (nodes[i].cost, i))
             last = k == n_seg - 1
-            keep_n = len(nodes) if last else opt.keep
-            chosen = [nodes[i] for i in order[:keep_n]]
+            if last:
+                chosen = [nodes[i] for i in order]
+            elif opt.selection == "spread":
+                chosen = [nodes[order[j]] for j in spread_select([nodes[i].cost for i in order], opt.keep)]
+            else:
+                chosen = [nodes[i] for i in order[:opt.keep]]
             inc = next((n for n in nodes if n.incumbent), None)
             if inc is not None and not any(n.incumbent for n in chosen):
                 chosen = chosen[:-1] + [inc] if len(chosen) >= opt.keep and not last else chosen + [inc]
@@ -265,7 +279,8 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
                                  costs=costs, segment_costs=seg_costs, fell=fell, rollouts=rollouts))
     track = base.with_values(mean, meta={"method": "samcon", "seed": opt.seed, "segment": opt.segment,
                                          "samples": opt.samples, "keep": opt.keep, "iterations": opt.iterations,
-                                         "decay": opt.decay, "cost": float(costs[-1])})
+                                         "decay": opt.decay, "selection": opt.selection,
+                                         "cost": float(costs[-1])})
     return SamconResult(track, np.array(costs), np.array(seg_costs), tuple(fell), rollouts, times)
 
 
@@ -325,6 +340,35 @@ def _request(base: OffsetTrack, k: int, knot0: np.ndarray, knot1: np.ndarray, st
     values[k], values[k + 1] = knot0, knot1
     track = OffsetTrack(base.joints, base.dofs, base.times[k:k + 2], values[k:k + 2], base.model, base.clip)
     return RolloutRequest(start, track, float(t_end))
+
+
+def spread_select(costs, keep: int, share: float = 0.6, power: float = 6.0) -> list[int]:
+    """Indices of ``keep`` of ``costs`` (sorted ascending) spread over their cheaper ``share``.
+
+    The selection of the public SAMCON reimplementation's "improving" variant (``liangpan99/SamCon``,
+    after Liu et al. 2015): the dearest ``1 - share`` are dropped and the ``i``-th kept sample is the
+    one nearest ``c_min + (c_max - c_min)(i / keep)^power`` over the rest, so most kept states are
+    among the cheapest and a few reach up the cost range. Each sample is taken once here (the next
+    unused one when the nearest is taken; the reimplementation may take a sample twice).
+    """
+    costs = np.asarray(costs, dtype=float)
+    n = len(costs)
+    if keep >= n:
+        return list(range(n))
+    pool = max(keep, int(np.ceil(share * n)))
+    lo, hi = costs[0], costs[pool - 1]
+    taken, out = np.zeros(pool, bool), []
+    for i in range(keep):
+        target = lo + (hi - lo) * (i / keep) ** power
+        j = int(np.clip(np.searchsorted(costs[:pool], target), 0, pool - 1))
+        if j > 0 and abs(costs[j - 1] - target) <= abs(costs[j] - target):
+            j -= 1
+        if taken[j]:  # the nearest is taken: the next free one up the costs, else the last free one below
+            free = np.flatnonzero(~taken)
+            j = int(free[free > j][0]) if (free > j).any() else int(free[-1])
+        taken[j] = True
+        out.append(j)
+    return sorted(out)
 
 
 def _backtrack(node: _Node) -> list[_Node]:
