@@ -102,9 +102,9 @@ def test_a_killed_optimize_resumes_and_ends_with_the_uninterrupted_result(tmp_pa
     assert not ckpt.exists()
 
 
-def test_weights_reach_the_search_and_are_recorded(tmp_path, capsys):
+def test_weights_and_selection_reach_the_search_and_are_recorded(tmp_path, capsys):
     runs = {}
-    for name, extra in (("default", []), ("no_velocity", ["--weights", "velocity=0,root=20"])):
+    for name, extra in (("default", []), ("no_velocity", ["--weights", "velocity=0,root=20", "--selection", "spread"])):
         out = tmp_path / name
         assert main(["optimize", WALK, "--duration", "0.2", "--samples", "6", "--keep", "2", "--iterations", "1",
                      "--seed", "2", "--out", str(out), *extra]) in (0, 4)
@@ -114,6 +114,8 @@ def test_weights_reach_the_search_and_are_recorded(tmp_path, capsys):
     assert runs["no_velocity"]["weights"]["velocity"] == 0.0 and runs["no_velocity"]["weights"]["root"] == 20.0
     assert runs["no_velocity"]["weights"]["pose"] == 10.0  # the others keep their defaults
     assert runs["no_velocity"]["cost_per_iteration"] != runs["default"]["cost_per_iteration"]
+    assert runs["default"]["options"]["selection"] == "elite" and runs["no_velocity"]["options"]["selection"] == "spread"
+    assert "keep 2 (spread)" in (tmp_path / "no_velocity" / "optimize.md").read_text()
 
 
 def _deepest_foot_penetration(sets: list[str], seconds: float) -> float:

@@ -169,7 +169,8 @@ def _plots(folder: Path, res, method: str) -> None:
 def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict) -> str:
     lines = [f"# {method}: {Path(cfg.clip.path).name}", "",
              f"Window {res.times[0]:.3f}-{res.times[-1]:.3f} s in {len(res.times) - 1} segments of {opt.segment:g} s; "
-             f"{opt.samples} samples per segment, keep {opt.keep}, {opt.iterations} iterations, seed {opt.seed}; "
+             f"{opt.samples} samples per segment, keep {opt.keep} ({opt.selection}), {opt.iterations} iterations, "
+             f"seed {opt.seed}; "
              f"{res.rollouts} rollouts in {timing['solve_s']:.1f} s.", "",
              "| iteration | cost |", "|---:|---:|"]
     lines += [f"| {i + 1} | {c:.5g} |" for i, c in enumerate(res.cost_per_iteration)]
