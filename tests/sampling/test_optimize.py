@@ -118,32 +118,42 @@ def test_weights_and_selection_reach_the_search_and_are_recorded(tmp_path, capsy
     assert "keep 2 (spread)" in (tmp_path / "no_velocity" / "optimize.md").read_text()
 
 
-def _deepest_foot_penetration(sets: list[str], seconds: float) -> float:
-    """The deepest any foot goes into the ground (m) tracking the Bandai walk's first ``seconds`` under
-    ``tracker optimize``'s bare-clip settings with ``sets`` on top (no offsets: plain stance-held SPD)."""
+def _feet_in_the_ground(sets: list[str], seconds: float) -> tuple[float, dict]:
+    """Tracking the Bandai walk's first ``seconds`` under ``tracker optimize``'s bare-clip settings with
+    ``sets`` on top (no offsets: plain stance-held SPD): the deepest foot contact the engine reports (m),
+    and the run's metrics (``tracking_metrics``, from the recorded states)."""
     import pybullet as p
 
+    from tracker.analysis.metrics import tracking_metrics
     from tracker.commands.optimize import clip_config
     from tracker.experiments.config import config_from_data
     from tracker.experiments.runner import build, make_simulation
 
     src = (ROOT / ".." / "shared" / "mocap" / "bandai_walk_normal_001.bvh").resolve()
-    sim = make_simulation(build(config_from_data(clip_config(src), src, sets)))
+    prep = build(config_from_data(clip_config(src), src, sets + [f"sim.duration={seconds!r}"]))
+    sim = make_simulation(prep)
     ch, deepest = sim.character, 0.0
     feet = [ch.link_index(f) for f in sim.model.feet]
+    rows = []
     try:
         for _ in range(int(round(seconds / sim.opt.dt))):
-            sim.step()
+            rows.append(sim.step())
             for c in p.getContactPoints(bodyA=ch.body_id, physicsClientId=ch.client_id):
                 if c[3] in feet:
                     deepest = max(deepest, -c[8])
+        rec = sim._recording(rows, "ok", "", 0.0)
     finally:
         sim.close()
-    return deepest
+    return deepest, tracking_metrics(rec, prep.model.kinematics(), feet=prep.model.feet)
 
 
 def test_a_bare_clips_feet_stay_out_of_the_ground_at_heel_strike():
     # One 1/120 s physics step lets the landing heel of a stiff servo sink 5-10 cm (a box on one contact
     # point), which brakes the walk at every step; CLIP_SETTINGS step the physics four times per control step.
-    assert _deepest_foot_penetration([], 0.6) < 0.005
-    assert _deepest_foot_penetration(["sim.substeps=1"], 0.6) > 0.03
+    deepest, m = _feet_in_the_ground([], 0.6)
+    assert deepest < 0.005 and m["foot_penetration_max_m"] < 0.005
+    deepest, m = _feet_in_the_ground(["sim.substeps=1"], 0.6)
+    assert deepest > 0.03
+    # the metric reads the same depth off the recorded states (the engine's contacts lag a step behind)
+    assert m["foot_penetration_max_m"] > 0.03 and abs(m["foot_penetration_max_m"] - deepest) < 0.015
+    assert 0 < m["foot_penetration_p95_m"] <= m["foot_penetration_max_m"]

@@ -42,14 +42,17 @@ def position_errors(kin, q: np.ndarray, q_ref: np.ndarray, end_effectors=None) -
     return out
 
 
-def tracking_metrics(rec, kin=None, fall_height: float = 0.5, end_effectors=None) -> dict:
+def tracking_metrics(rec, kin=None, fall_height: float = 0.5, end_effectors=None, feet=None) -> dict:
     """The metrics of a :class:`~tracker.sim.recording.Recording` as a JSON-able dict.
 
     Keys: ``joint_error_mean_rad``, ``joint_error_max_rad``, ``joint_error_by_joint``,
     ``root_error_mean_m``, ``ee_error_mean_m`` (with ``kin``), ``torque_saturation``
     (fraction of actuated DOF-steps at the limit), ``effort_mean_nm`` (mean |tau|
     over actuated DOFs), ``diverged``, ``fell`` (root below ``fall_height`` times its
-    reference height), ``steps``, ``sim_time_s``.
+    reference height), ``steps``, ``sim_time_s``; with ``kin`` and ``feet`` (foot links) also
+    ``foot_penetration_max_m`` and ``foot_penetration_p95_m``: how deep the feet's collision
+    shapes went below the ground (z = 0), the deepest and the 95th percentile over the steps
+    (a contact solver that lets a foot sink centimetres is not physics to trust).
     """
     lay = rec.layout
     n = rec.n_steps
@@ -69,6 +72,11 @@ def tracking_metrics(rec, kin=None, fall_height: float = 0.5, end_effectors=None
         pe = position_errors(kin, q, q_ref, end_effectors)
         out["ee_error_mean_m"] = float(np.mean([pe[k].mean() for k in pe if k != "root"]))
         out["ee_error_by_link"] = {k: float(v.mean()) for k, v in pe.items() if k != "root"}
+        feet = [f for f in feet or () if f in kin.shapes]
+        if feet:
+            depth = np.maximum(-kin.lowest_point(q, feet), 0.0)
+            out["foot_penetration_max_m"] = float(depth.max())
+            out["foot_penetration_p95_m"] = float(np.percentile(depth, 95))
     act = slice(6, None) if lay.has_base else slice(None)
     tau = rec.tau[good][:, act]
     lim = rec.tau_max[act]

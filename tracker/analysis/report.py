@@ -124,6 +124,8 @@ def report_markdown(cfg, metrics: dict, files: dict[str, str]) -> str:
         f"| max joint error | {_num(metrics.get('joint_error_max_rad'), 'rad')} |",
         f"| mean root error | {_num(metrics.get('root_error_mean_m'), 'cm', 100)} |",
         f"| mean end-effector error | {_num(metrics.get('ee_error_mean_m'), 'cm', 100)} |",
+        f"| feet below the ground (deepest / 95th percentile) | "
+        f"{_num(metrics.get('foot_penetration_max_m'), 'cm', 100)} / {_num(metrics.get('foot_penetration_p95_m'), 'cm', 100)} |",
         f"| torque saturation | {_num(metrics.get('torque_saturation'), '%', 100)} |",
         f"| mean effort | {_num(metrics.get('effort_mean_nm'), 'N·m')} |",
         f"| diverged / fell | {_num(metrics.get('diverged'))} / {_num(metrics.get('fell'))} |",

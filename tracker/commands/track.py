@@ -121,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
         rec = sim.run(args.duration, progress=args.progress and not args.json)
     finally:
         sim.close()
-    metrics = tracking_metrics(rec, model.kinematics(), end_effectors=dict(model.end_effectors))
+    metrics = tracking_metrics(rec, model.kinematics(), end_effectors=dict(model.end_effectors),
+                               feet=model.feet)
     wall = rec.meta["wall_s"]
     metrics.update(wall_s=wall, realtime_factor=(rec.n_steps * rec.dt / wall) if wall > 0 else float("inf"),
                    message=rec.message, controller=args.controller, dt=args.dt, root=args.root)

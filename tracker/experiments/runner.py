@@ -374,7 +374,8 @@ def compute_metrics(prep: Prepared, rec, baseline, ball_outcome: dict) -> dict:
     from tracker.analysis.metrics import tracking_metrics
 
     cfg = prep.config
-    m = tracking_metrics(rec, prep.model.kinematics(), end_effectors=dict(prep.model.end_effectors))
+    m = tracking_metrics(rec, prep.model.kinematics(), end_effectors=dict(prep.model.end_effectors),
+                         feet=prep.model.feet)
     m.update(name=cfg.name, status=rec.status, message=rec.message,
              controller=cfg.controller.name, dt=cfg.sim.dt, root=cfg.root.mode)
     timing = getattr(prep.reference, "timing", None)
