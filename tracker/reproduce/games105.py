@@ -104,7 +104,8 @@ def _samcon(out: Path, quick: bool) -> str:
     """A short SAMCON run (issue 20): the CMU walk's first second on a free root, no root force.
 
     The settings are ``tracker optimize``'s for a bare clip (stance-held SPD with the weight fed forward, three
-    times the model's gains, 1/120 s) with fewer samples; the full runs on the three goal clips are in ``docs/samcon.md``.
+    times the model's gains, 1/120 s in 4 substeps) with fewer samples; the full runs on the three goal clips
+    are in ``docs/samcon.md``.
     """
     from tracker.commands.optimize import clip_config
     from tracker.experiments.config import config_from_data
