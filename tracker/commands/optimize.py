@@ -106,8 +106,9 @@ def config_of(args: argparse.Namespace):
 #: predicts a free-falling body and its stance knees give way, the walk replaying 10-17 cm crouched) and
 #: that feeds forward the torques holding the weight on them (``gravity``: no sag); three times the model's
 #: gains (torque limits kept); 1/120 s control steps, each four physics steps (1/480 s): with one, the box heel of
-#: this stiff servo sinks 5-10 cm into the ground on one contact point at every heel strike and brakes the walk
-#: (the Bandai walk's first step: 8 cm at 1/120 s, 2 cm at 1/240 s, under 2 mm at 1/480 s).
+#: this stiff servo sinks 5-10 cm into the ground on one contact point at heel strikes, and searches found tracks
+#: that walked with their feet in the floor (the Bandai walk's first step: 8 cm at 1/120 s, 2 cm at 1/240 s, under
+#: 2 mm at 1/480 s; ``foot_penetration_*`` in metrics.json).
 CLIP_SETTINGS = {
     "root": {"mode": "free"},
     "controller": {"gains": {"scale": 3.0}, "balance": {"enabled": True, "kp": 0.0, "kd": 0.0, "gravity": True}},

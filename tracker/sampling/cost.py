@@ -27,8 +27,9 @@ clip's) adds ``fall`` per fallen step's share, so any standing sample beats any 
 The weights are ours (the papers' are for other characters and units): pose and root 10, end
 effectors 4, balance 10, so that a rollout that tracks to 0.1 rad and 0.1 m root pays as much for
 them as for 0.15 m end-effector and 0.1 m balance errors, and velocity 1. With pose and root at 1
-the kept samples crouched and drifted (the CMU walk replayed 0.18 rad, 0.21 m); at 10, with
-velocity 0, it replays at 0.095 rad, 0.120 m (``docs/samcon.md``).
+the kept samples crouched and drifted (the CMU walk replayed 0.18 rad, 0.21 m, on one physics step
+per control step); at 10, with velocity 0 and ``--selection spread``, it replays at 0.093 rad,
+0.108 m on sound contacts (``docs/samcon.md``).
 """
 
 from __future__ import annotations
