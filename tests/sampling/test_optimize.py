@@ -149,7 +149,8 @@ def _feet_in_the_ground(sets: list[str], seconds: float) -> tuple[float, dict]:
 
 def test_a_bare_clips_feet_stay_out_of_the_ground_at_heel_strike():
     # One 1/120 s physics step lets the landing heel of a stiff servo sink 5-10 cm (a box on one contact
-    # point), and searches found tracks that walked with their feet in the floor; CLIP_SETTINGS step the physics four times per control step.
+    # point), and searches found tracks that walked with their feet in the floor; CLIP_SETTINGS step the
+    # physics four times per control step.
     deepest, m = _feet_in_the_ground([], 0.6)
     assert deepest < 0.005 and m["foot_penetration_max_m"] < 0.005
     deepest, m = _feet_in_the_ground(["sim.substeps=1"], 0.6)
