@@ -104,7 +104,7 @@ def test_a_killed_optimize_resumes_and_ends_with_the_uninterrupted_result(tmp_pa
 
 def test_weights_and_selection_reach_the_search_and_are_recorded(tmp_path, capsys):
     runs = {}
-    for name, extra in (("default", []), ("no_velocity", ["--weights", "velocity=0,root=20", "--selection", "spread"])):
+    for name, extra in (("default", []), ("no_velocity", ["--weights", "velocity=0,root=20,contact=2", "--selection", "spread"])):
         out = tmp_path / name
         assert main(["optimize", WALK, "--duration", "0.2", "--samples", "6", "--keep", "2", "--iterations", "1",
                      "--seed", "2", "--out", str(out), *extra]) in (0, 4)
@@ -112,6 +112,7 @@ def test_weights_and_selection_reach_the_search_and_are_recorded(tmp_path, capsy
     capsys.readouterr()
     assert runs["default"]["weights"]["velocity"] == 1.0 and runs["default"]["weights"]["root"] == 10.0
     assert runs["no_velocity"]["weights"]["velocity"] == 0.0 and runs["no_velocity"]["weights"]["root"] == 20.0
+    assert runs["default"]["weights"]["contact"] == 0.0 and runs["no_velocity"]["weights"]["contact"] == 2.0
     assert runs["no_velocity"]["weights"]["pose"] == 10.0  # the others keep their defaults
     assert runs["no_velocity"]["cost_per_iteration"] != runs["default"]["cost_per_iteration"]
     assert runs["default"]["options"]["selection"] == "elite" and runs["no_velocity"]["options"]["selection"] == "spread"

@@ -12,10 +12,10 @@ import pytest
 from tracker.errors import ConfigError
 from tracker.experiments.config import config_from_data
 from tracker.experiments.runner import build, simulate
-from tracker.sampling.cost import TrackingCost
+from tracker.sampling.cost import CostWeights, TrackingCost
 from tracker.sampling.offsets import OffsetTrack
 from tracker.sampling.pool import RolloutPool
-from tracker.sampling.rollout import RolloutRequest, RolloutWorker
+from tracker.sampling.rollout import FootContactReader, RolloutRequest, RolloutWorker, _far_from_changes
 
 ROOT = Path(__file__).resolve().parents[2]
 WALK = str((ROOT / ".." / "shared" / "mocap" / "cmu_02_01_walk.bvh").resolve())
@@ -136,6 +136,58 @@ def test_the_velocity_term_is_the_roots_linear_velocity_error():
     assert terms["velocity"] == pytest.approx(0.09) and terms["pose"] == 0.0 and terms["root"] == 0.0
     assert cost.terms(q, q)["velocity"] == 0.0  # no velocities given: no term
     assert cost.total(terms) == pytest.approx(cost.weights.velocity * 0.09)
+
+
+def test_the_contact_term_is_the_share_of_feet_whose_contact_differs_from_the_clips():
+    cost = TrackingCost(build(config()).model)
+    q = np.tile(cost.layout.neutral_q(), (4, 1))
+    mismatch = np.array([[False, False], [True, False], [True, True], [False, False]])
+    terms = cost.terms(q, q, contact_mismatch=mismatch)
+    assert terms["contact"] == pytest.approx(3 / 8)
+    assert cost.terms(q, q)["contact"] == 0.0  # no labels: no term
+    weighted = TrackingCost(build(config()).model, CostWeights(contact=2.0))
+    assert weighted.total(terms) - cost.total(terms) == pytest.approx(2.0 * 3 / 8)
+
+
+def test_contact_labels_are_not_judged_next_to_their_changes():
+    labels = np.array([0, 0, 0, 1, 1, 1, 1, 0, 0, 0], bool)[:, None]
+    assert _far_from_changes(labels, 1).ravel().tolist() == [1, 1, 0, 0, 1, 1, 0, 0, 1, 1]
+    assert _far_from_changes(labels, 0).all()
+    assert _far_from_changes(np.zeros((5, 2), bool), 3).all()
+
+
+def test_the_contact_reader_sees_the_clips_stance_foot_and_a_lifted_one():
+    w = worker()
+    reader = FootContactReader.of(w.sim)
+    assert reader is not None
+    import pybullet as p
+
+    w._restore(w.initial_state())
+    c = w.sim.character
+    p.performCollisionDetection(physicsClientId=c.client_id)  # contacts are listed after a step or a detection
+    t0 = w.sim.t
+    on_clip = reader.reference(t0)
+    assert on_clip.any() and (reader.sim() == on_clip).all()  # the clip's pose at t0 stands as labelled
+    assert not reader.mismatch(t0).any()
+    # the whole body lifted 5 cm: no foot touches, so each labelled stance foot is a mismatch
+    pos, orn = p.getBasePositionAndOrientation(c.body_id, physicsClientId=c.client_id)
+    p.resetBasePositionAndOrientation(c.body_id, [pos[0], pos[1], pos[2] + 0.05], orn, physicsClientId=c.client_id)
+    p.performCollisionDetection(physicsClientId=c.client_id)
+    assert not reader.sim().any()
+    assert (reader.mismatch(t0) == (on_clip & reader.judged[reader.frame(t0)])).all()
+
+
+def test_a_clip_without_contact_labels_has_no_contact_reader():
+    from dataclasses import replace
+
+    w = worker()
+    sim = w.sim
+    saved = sim.reference
+    try:
+        sim.reference = replace(saved, contacts=None)
+        assert FootContactReader.of(sim) is None
+    finally:
+        sim.reference = saved
 
 
 def test_fast_forward_kinematics_matches_the_models():

@@ -44,7 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="override a config key (as tracker run --set)")
     p.add_argument("--weights", type=cost_weights, default=None, metavar="TERM=W,...",
                    help="the cost's weights, e.g. velocity=0,root=20 (terms: pose, root, end_effector, balance, "
-                        "velocity, fall; defaults 10, 10, 4, 10, 1, 100)")
+                        "velocity, contact, fall; defaults 10, 10, 4, 10, 1, 0, 100)")
     p.add_argument("--out", default=None, help="result folder (default: results/<name>-optimize-<timestamp>)")
     p.set_defaults(func=run)
 

@@ -17,6 +17,17 @@ velocity), a fifth:
   walk, whose kept samples fall behind the clip; it did not save that walk, and on the CMU walk
   weight 0 tracks better: ``docs/samcon.md``, ``--weights velocity=0``.)
 
+and a sixth, ours:
+
+* ``contact``: the share of (step, foot) pairs whose ground contact differs from the clip's (the
+  reference's contact labels, :attr:`~tracker.retarget.reference.Reference.contacts`, against the
+  engine's foot contacts after the step; :class:`~tracker.sampling.rollout.FootContactReader`), in
+  [0, 1]. A swing foot that scuffs the floor or strikes early costs nothing in the other terms while
+  it happens (the joints are where the clip's are, a centimetre above the floor), yet it shortens
+  the step, and every later segment pays for the lag. 0 for a reference without labels (a DeepMimic
+  file, keyframes). Weight 0 by default: on the Bandai walk weight 2 halved the mismatches but not
+  the lag (``docs/samcon.md``, "Why they drift").
+
 ``pose``, ``root`` and ``velocity`` are means over every step of the window; ``end_effector`` and ``balance``
 are taken at the window's last step, the state a SAMCON segment hands on (Liu et al. score a
 sample by its end state), because they need forward kinematics (about 2 ms a frame here, against
@@ -51,10 +62,11 @@ class CostWeights:
     end_effector: float = 4.0
     balance: float = 10.0
     velocity: float = 1.0
+    contact: float = 0.0
     fall: float = 100.0
 
 
-TERMS = ("pose", "root", "end_effector", "balance", "velocity")
+TERMS = ("pose", "root", "end_effector", "balance", "velocity", "contact")
 
 
 class TrackingCost:
@@ -119,9 +131,10 @@ class TrackingCost:
         return hit
 
     def terms(self, q: np.ndarray, q_ref: np.ndarray, v: np.ndarray | None = None,
-              v_ref: np.ndarray | None = None) -> dict[str, float]:
+              v_ref: np.ndarray | None = None, contact_mismatch: np.ndarray | None = None) -> dict[str, float]:
         """The terms for states ``q`` ``(N, nq)`` against ``q_ref`` ``(N, nq)`` (module docstring); the
-        velocity term needs the velocities ``v``, ``v_ref`` ``(N, nv)`` (0 without them or a fixed base)."""
+        velocity term needs the velocities ``v``, ``v_ref`` ``(N, nv)`` (0 without them or a fixed base),
+        the contact term whether each foot's contact differs from the clip's ``(N, F)`` bool (0 without)."""
         q, q_ref = np.atleast_2d(q), np.atleast_2d(q_ref)
         vel = 0.0
         if v is not None and v_ref is not None and self.layout.has_base:
@@ -136,13 +149,17 @@ class TrackingCost:
         ee_r, rel_r = self._ref_points(q_ref[-1])
         ee = float(((ee_s - ee_r) ** 2).sum(axis=1).mean()) if len(ee_s) else 0.0
         bal = float(((rel_s - rel_r)[:2] ** 2).sum()) if self.feet else 0.0
-        return {"pose": pose, "root": root, "end_effector": ee, "balance": bal, "velocity": vel}
+        contact = 0.0
+        if contact_mismatch is not None and np.size(contact_mismatch):
+            contact = float(np.mean(contact_mismatch))
+        return {"pose": pose, "root": root, "end_effector": ee, "balance": bal, "velocity": vel, "contact": contact}
 
     def total(self, terms: dict[str, float], fallen_share: float = 0.0) -> float:
         """``Σ w_k · term_k`` plus the fall penalty times the share of fallen steps."""
         w = self.weights
         return float(w.pose * terms["pose"] + w.root * terms["root"] + w.end_effector * terms["end_effector"]
-                     + w.balance * terms["balance"] + w.velocity * terms.get("velocity", 0.0) + w.fall * fallen_share)
+                     + w.balance * terms["balance"] + w.velocity * terms.get("velocity", 0.0)
+                     + w.contact * terms.get("contact", 0.0) + w.fall * fallen_share)
 
 
 _IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])

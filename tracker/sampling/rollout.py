@@ -106,6 +106,7 @@ class RolloutWorker:
         schedule = schedule_of(prep) if scenario is not None else None
         self.sim = make_simulation(prep, scenario=scenario, schedule=schedule)
         self.cost = TrackingCost(prep.model, weights)
+        self._contacts = FootContactReader.of(self.sim)
         self.technique = technique
         self._cache = _Cache()
         # The state the simulation was built in, as `tracker run` starts. Not a second reset(): with balance
@@ -160,7 +161,8 @@ class RolloutWorker:
             req.offsets.check_layout(sim.layout, "rollout")
         n = max(int(round((req.t_end - req.start.t) / self.dt)), 0)
         fell_before = sim.fell_at is not None
-        qs, q_refs, vs, v_refs = [], [], [], []
+        qs, q_refs, vs, v_refs, mismatch = [], [], [], [], []
+        contacts = self._contacts
         diverged, message, fallen = False, "", 0
         for _ in range(n):
             try:
@@ -176,13 +178,16 @@ class RolloutWorker:
             q_refs.append(row["q_ref"])
             vs.append(row["v"])
             v_refs.append(row["v_ref"])
+            if contacts is not None:
+                mismatch.append(contacts.mismatch(sim.t))
             fallen += sim.fell_at is not None
         q = np.array(qs) if qs else np.zeros((0, sim.layout.nq))
         if diverged or not qs:
             terms = {k: float("nan") for k in TERMS}
             cost = float("inf") if diverged else 0.0
         else:
-            terms = self.cost.terms(q, np.array(q_refs), np.array(vs), np.array(v_refs))
+            terms = self.cost.terms(q, np.array(q_refs), np.array(vs), np.array(v_refs),
+                                    np.array(mismatch) if mismatch else None)
             cost = self.cost.total(terms, fallen / len(qs))
         end = capture(sim, self.technique) if (req.keep_end and not diverged) else None
         q_end = q[-1].copy() if len(q) else sim.character.get_state()[0]
@@ -196,3 +201,71 @@ class RolloutWorker:
     def close(self) -> None:
         self.sim.close()
 
+
+
+class FootContactReader:
+    """The feet's ground contacts: the engine's now against the clip's labels at a clip time.
+
+    The clip's are the reference's :attr:`~tracker.retarget.reference.Reference.contacts` (from the
+    source's heel and toe height and speed, at the nearest frame); the engine's are the contact
+    points between each foot and the ground at most :attr:`DEPTH` apart (PyBullet also lists points
+    within its contact margin that do not touch yet). Within :attr:`MARGIN` of a change of a foot's
+    label either answer is right: the labels come from thresholds on a noisy source, and a
+    servo's heel strike or toe-off a frame or two off the clip's is not an error to pay for.
+    """
+
+    #: Contact points further apart than this do not count as touching, m.
+    DEPTH = 0.002
+    #: Time either side of a label change in which the foot's contact is not judged, s.
+    MARGIN = 0.04
+
+    def __init__(self, sim, labels: np.ndarray, fps: float, links: tuple[str, ...]) -> None:
+        import pybullet as p
+
+        self._p = p
+        labels = np.asarray(labels, dtype=bool)
+        self._labels, self._fps, self._last = labels, float(fps), len(labels) - 1
+        self.judged = _far_from_changes(labels, int(round(self.MARGIN * fps)))
+        c = sim.character
+        self._cid, self._body, self._ground = c.client_id, c.body_id, sim.world.ground
+        self._index = {c.link_index(name): k for k, name in enumerate(links)}
+
+    @classmethod
+    def of(cls, sim) -> "FootContactReader | None":
+        """The reader of ``sim``'s character and reference, or None without labels or those feet."""
+        ref = sim.reference
+        labels, links = getattr(ref, "contacts", None), getattr(ref, "CONTACT_LINKS", None)
+        if labels is None or links is None or not set(links) <= set(sim.character.link_names):
+            return None
+        return cls(sim, labels, ref.fps, tuple(links))
+
+    def sim(self) -> np.ndarray:
+        """Which feet touch the ground now ``(F,)`` bool."""
+        out = np.zeros(len(self._index), dtype=bool)
+        for c in self._p.getContactPoints(bodyA=self._body, bodyB=self._ground, physicsClientId=self._cid):
+            k = self._index.get(c[3])
+            if k is not None and c[8] <= self.DEPTH:
+                out[k] = True
+        return out
+
+    def frame(self, t: float) -> int:
+        """The reference frame nearest clip time ``t`` (held outside the clip)."""
+        return min(max(int(round(t * self._fps)), 0), self._last)
+
+    def reference(self, t: float) -> np.ndarray:
+        """The clip's labels at clip time ``t`` ``(F,)`` bool."""
+        return self._labels[self.frame(t)]
+
+    def mismatch(self, t: float) -> np.ndarray:
+        """Which feet's contact now differs from the clip's at clip time ``t`` (judged frames only) ``(F,)`` bool."""
+        k = self.frame(t)
+        return (self.sim() != self._labels[k]) & self.judged[k]
+
+
+def _far_from_changes(labels: np.ndarray, margin: int) -> np.ndarray:
+    """``(F, K)`` bool: frames more than ``margin`` frames from a change of their column's label."""
+    out = np.ones(labels.shape, dtype=bool)
+    for k in range(labels.shape[1]):
+        for c in np.flatnonzero(labels[1:, k] != labels[:-1, k]):  # the change is between c and c + 1
+            out[max(c + 1 - margin, 0):c + 1 + margin, k] = False
+    return out
