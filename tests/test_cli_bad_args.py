@@ -142,6 +142,7 @@ CASES: dict[str, list[list[str]]] = {
         [KICK, "--duration", "0"], [KICK, "--set", "bogus=1"], [KICK, "--bogus"], [KICK, KICK],
         [KICK, "--segment", "5"], [KICK, "--weights", "speed=1"], [KICK, "--weights", "velocity=-1"],
         [KICK, "--weights", "velocity"], [KICK, "--weights", "pose=nan"], [KICK, "--selection", "best"],
+        [KICK, "--lookahead", "-1"], [KICK, "--lookahead", "x"], [KICK, "--method", "cma", "--lookahead", "2"],
     ],
 }
 

@@ -104,7 +104,8 @@ def test_a_killed_optimize_resumes_and_ends_with_the_uninterrupted_result(tmp_pa
 
 def test_weights_and_selection_reach_the_search_and_are_recorded(tmp_path, capsys):
     runs = {}
-    for name, extra in (("default", []), ("no_velocity", ["--weights", "velocity=0,root=20,contact=2", "--selection", "spread"])):
+    for name, extra in (("default", []), ("no_velocity", ["--weights", "velocity=0,root=20,contact=2", "--selection", "spread",
+                                                              "--lookahead", "1"])):
         out = tmp_path / name
         assert main(["optimize", WALK, "--duration", "0.2", "--samples", "6", "--keep", "2", "--iterations", "1",
                      "--seed", "2", "--out", str(out), *extra]) in (0, 4)
@@ -116,7 +117,10 @@ def test_weights_and_selection_reach_the_search_and_are_recorded(tmp_path, capsy
     assert runs["no_velocity"]["weights"]["pose"] == 10.0  # the others keep their defaults
     assert runs["no_velocity"]["cost_per_iteration"] != runs["default"]["cost_per_iteration"]
     assert runs["default"]["options"]["selection"] == "elite" and runs["no_velocity"]["options"]["selection"] == "spread"
-    assert "keep 2 (spread)" in (tmp_path / "no_velocity" / "optimize.md").read_text()
+    assert runs["default"]["options"]["lookahead"] == 0 and runs["no_velocity"]["options"]["lookahead"] == 1
+    report = (tmp_path / "no_velocity" / "optimize.md").read_text()
+    assert "keep 2 (spread)" in report and "look-ahead 1 segments" in report
+    assert "--lookahead=1" in (tmp_path / "no_velocity" / "config.yaml").read_text()
 
 
 def _feet_in_the_ground(sets: list[str], seconds: float) -> tuple[float, dict]:

@@ -92,6 +92,20 @@ def test_chained_windows_equal_one_long_rollout():
     np.testing.assert_array_equal(again.q, whole.q)
 
 
+def test_a_look_ahead_leaves_the_window_as_it_was_and_scores_the_steps_after_it():
+    w, tr = worker(), track(4)
+    start = w.initial_state()
+    plain = w.rollout(RolloutRequest(start, tr, 0.2, keep_states=True))
+    ahead = w.rollout(RolloutRequest(start, tr, 0.2, keep_states=True, t_look=0.4))
+    assert ahead.cost == plain.cost and ahead.terms == plain.terms and ahead.fell == plain.fell
+    np.testing.assert_array_equal(ahead.q, plain.q)
+    assert ahead.end.t == plain.end.t and ahead.end.engine == plain.end.engine  # the state at t_end, not t_look
+    assert plain.look_cost == 0.0
+    # the look-ahead's cost is the cost of going on from the window's end with the same track
+    after = w.rollout(RolloutRequest(plain.end, tr, 0.4))
+    assert after.steps == 12 and ahead.look_cost == after.cost > 0
+
+
 def test_two_workers_give_what_one_gives_in_request_order():
     w = worker()
     start = w.initial_state()

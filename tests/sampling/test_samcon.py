@@ -115,6 +115,7 @@ def test_widths_by_joint_pattern():
     (dict(widths=(("(", 0.1),)), "is not a regular expression"),
     (dict(widths=((".*", -0.1),)), "must be in [0, π] rad"),
     (dict(selection="best"), "selection must be one of elite, spread"),
+    (dict(lookahead=-1), "lookahead must be >= 0 segments"),
 ])
 def test_bad_options_are_named(bad, message):
     with pytest.raises(ConfigError, match=None) as err:
@@ -139,3 +140,18 @@ def test_spread_selection_improves_the_cost_every_iteration_and_stands():
     assert c[1] < c[0] and res.fell == (False, False) and res.track.meta["selection"] == "spread"
     costs, end = chain(pool, res.track, res.times)
     np.testing.assert_array_equal(costs, res.segment_costs[-1])
+
+
+def test_a_look_ahead_ranks_by_the_next_segments_too_and_the_track_replays_its_own_costs():
+    pool = RolloutPool(config(0.4), workers=1)
+    opts = dict(samples=16, keep=4, iterations=2, seed=1)
+    res = samcon(pool, options=SamconOptions(**opts, lookahead=2))
+    base = samcon(pool, options=SamconOptions(**opts))
+    c = res.cost_per_iteration
+    assert c[1] < c[0] and res.fell == (False, False)
+    assert res.rollouts == base.rollouts  # as many samples; each simulated longer
+    assert not np.array_equal(res.track.values, base.track.values)  # ranked otherwise, kept otherwise
+    # the kept chain's costs are its own segments' (the look-ahead ranks, it is not added in)
+    costs, end = chain(pool, res.track, res.times)
+    np.testing.assert_array_equal(costs, res.segment_costs[-1])
+    assert not end.fell

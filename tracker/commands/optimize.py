@@ -33,6 +33,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--selection", default="elite", choices=("elite", "spread"),
                    help="samcon's kept start states: the cheapest (elite, default) or spread over the cheaper 60%% "
                         "of the costs (spread)")
+    p.add_argument("--lookahead", type=non_negative_int, default=0, metavar="N",
+                   help="samcon: rank each sample by its segment's cost plus that of the next N segments simulated "
+                        "on the previous iteration's track (costs N+1 times the simulation; default 0: the "
+                        "segment alone)")
     p.add_argument("--workers", type=positive_int, default=1, help="parallel rollout workers (default 1)")
     p.add_argument("--backend", default="local", choices=("local", "ray"), help="worker backend (as tracker sweep)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="random seed (>= 0; the result depends on it alone)")
@@ -134,6 +138,7 @@ def _is_clip_yaml(path) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from tracker.commands.run import exit_status
+    from tracker.errors import ConfigError
     from tracker.experiments.runner import default_out_dir
     from tracker.sampling.optimize import optimize
     from tracker.sampling.samcon import SamconOptions
@@ -141,13 +146,17 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_of(args)
     opt = SamconOptions(segment=args.segment, samples=args.samples, keep=min(args.keep, args.samples)
                         if args.method == "cma" else args.keep, iterations=args.iterations, seed=args.seed,
-                        selection=args.selection)
+                        selection=args.selection, lookahead=args.lookahead)
     opt.check()
+    if args.method != "samcon" and args.lookahead:
+        raise ConfigError("--lookahead: only --method samcon looks ahead")
     out = args.out or default_out_dir(cfg.replace(name=f"{cfg.name}-optimize"))
     settings = [args.source, f"--method={args.method}", f"--iterations={args.iterations}", f"--samples={args.samples}",
                 f"--keep={args.keep}", f"--segment={args.segment!r}", f"--seed={args.seed}"]
     if args.selection != "elite":
         settings.append(f"--selection={args.selection}")
+    if args.lookahead:
+        settings.append(f"--lookahead={args.lookahead}")
     settings += [f"--set={o}" for o in cfg_overrides(args)]
     if args.weights is not None:
         import dataclasses

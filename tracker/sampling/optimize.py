@@ -170,7 +170,8 @@ def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict
     lines = [f"# {method}: {Path(cfg.clip.path).name}", "",
              f"Window {res.times[0]:.3f}-{res.times[-1]:.3f} s in {len(res.times) - 1} segments of {opt.segment:g} s; "
              f"{opt.samples} samples per segment, keep {opt.keep} ({opt.selection}), {opt.iterations} iterations, "
-             f"seed {opt.seed}; "
+             + (f"look-ahead {opt.lookahead} segments, " if getattr(opt, "lookahead", 0) else "")
+             + f"seed {opt.seed}; "
              f"{res.rollouts} rollouts in {timing['solve_s']:.1f} s.", "",
              "| iteration | cost |", "|---:|---:|"]
     lines += [f"| {i + 1} | {c:.5g} |" for i, c in enumerate(res.cost_per_iteration)]

@@ -41,6 +41,8 @@ class RolloutRequest:
         keep_end: save the end state (``result.end``); False saves the time of samples that are scored only.
         keep_states: return the simulated ``q`` of every step (``result.q``).
         tag: anything the caller wants back with the result (e.g. a sample's index).
+        t_look: clip time to go on simulating to after ``t_end``, scored apart (``result.look_cost``);
+            the end state, cost and ``fell`` stay those at ``t_end``. None: stop at ``t_end``.
     """
 
     start: object
@@ -49,6 +51,7 @@ class RolloutRequest:
     keep_end: bool = True
     keep_states: bool = False
     tag: object = None
+    t_look: float | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ class RolloutResult:
         q_end: the simulated ``q`` at the end ``(nq,)``.
         q: every step's ``q`` ``(steps, nq)`` with ``keep_states``, else None.
         tag: the request's tag.
+        look_cost: the cost of the steps from ``t_end`` to the request's ``t_look`` (0 without one;
+            ``inf`` if they diverged).
     """
 
     cost: float
@@ -77,6 +82,21 @@ class RolloutResult:
     q: np.ndarray | None = None
     tag: object = None
     message: str = ""
+    look_cost: float = 0.0
+
+
+@dataclass
+class _Steps:
+    """Steps a rollout simulated: what the cost reads, how many of them were fallen, whether it blew up."""
+
+    q: np.ndarray
+    q_refs: list
+    vs: list
+    v_refs: list
+    mismatch: list
+    fallen: int
+    diverged: bool
+    message: str
 
 
 @dataclass
@@ -161,8 +181,23 @@ class RolloutWorker:
             req.offsets.check_layout(sim.layout, "rollout")
         n = max(int(round((req.t_end - req.start.t) / self.dt)), 0)
         fell_before = sim.fell_at is not None
+        seg = self._simulate(n)
+        cost, terms = self._score(seg)
+        end = capture(sim, self.technique) if (req.keep_end and not seg.diverged) else None
+        q = seg.q
+        q_end = q[-1].copy() if len(q) else sim.character.get_state()[0]
+        look_cost = 0.0
+        if req.t_look is not None and not seg.diverged:
+            m = max(int(round((req.t_look - req.start.t) / self.dt)) - n, 0)
+            look = self._simulate(m)
+            look_cost = self._score(look)[0]
+        return RolloutResult(cost, terms, len(q), bool(fell_before or seg.fallen), seg.diverged, end, q_end,
+                             q if req.keep_states else None, req.tag, seg.message, look_cost)
+
+    def _simulate(self, n: int) -> _Steps:
+        """Step ``n`` times (or until the simulation blows up), keeping what the cost reads."""
+        sim, contacts = self.sim, self._contacts
         qs, q_refs, vs, v_refs, mismatch = [], [], [], [], []
-        contacts = self._contacts
         diverged, message, fallen = False, "", 0
         for _ in range(n):
             try:
@@ -182,17 +217,15 @@ class RolloutWorker:
                 mismatch.append(contacts.mismatch(sim.t))
             fallen += sim.fell_at is not None
         q = np.array(qs) if qs else np.zeros((0, sim.layout.nq))
-        if diverged or not qs:
-            terms = {k: float("nan") for k in TERMS}
-            cost = float("inf") if diverged else 0.0
-        else:
-            terms = self.cost.terms(q, np.array(q_refs), np.array(vs), np.array(v_refs),
-                                    np.array(mismatch) if mismatch else None)
-            cost = self.cost.total(terms, fallen / len(qs))
-        end = capture(sim, self.technique) if (req.keep_end and not diverged) else None
-        q_end = q[-1].copy() if len(q) else sim.character.get_state()[0]
-        return RolloutResult(cost, terms, len(qs), bool(fell_before or fallen), diverged, end, q_end,
-                             q if req.keep_states else None, req.tag, message)
+        return _Steps(q, q_refs, vs, v_refs, mismatch, fallen, diverged, message)
+
+    def _score(self, steps: _Steps) -> tuple[float, dict]:
+        """The cost of ``steps``: ``inf`` if they diverged, 0 if there were none."""
+        if steps.diverged or not len(steps.q):
+            return (float("inf") if steps.diverged else 0.0), {k: float("nan") for k in TERMS}
+        terms = self.cost.terms(steps.q, np.array(steps.q_refs), np.array(steps.vs), np.array(steps.v_refs),
+                                np.array(steps.mismatch) if steps.mismatch else None)
+        return self.cost.total(terms, steps.fallen / len(steps.q)), terms
 
     def run_all(self, requests) -> list[RolloutResult]:
         """Each request in turn (a worker process's share of a batch)."""

@@ -66,6 +66,10 @@ class SamconOptions:
         decay: the half-widths' factor per iteration.
         seed: the random seed.
         selection: ``"elite"`` (the ``keep`` cheapest) or ``"spread"`` (:func:`spread_select`).
+        lookahead: segments each sample is simulated on past its own, aimed at the previous
+            iteration's knots (none yet in the first: the clip), whose cost is added to the sample's
+            for ranking only; 0: rank by the segment's cost alone (SAMCON's). Each look-ahead
+            segment costs as much simulation as the sample's own.
     """
 
     segment: float = 0.1
@@ -76,10 +80,11 @@ class SamconOptions:
     decay: float = 0.7
     seed: int = 0
     selection: str = "elite"
+    lookahead: int = 0
 
     def check(self) -> None:
         """Raise :class:`ConfigError` naming the first bad setting."""
-        for name in ("samples", "keep", "iterations", "seed"):
+        for name in ("samples", "keep", "iterations", "seed", "lookahead"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise ConfigError(f"samcon: {name} must be a whole number, got {v!r}")
@@ -91,6 +96,8 @@ class SamconOptions:
             raise ConfigError(f"samcon: iterations must be >= 1, got {self.iterations}")
         if self.seed < 0:
             raise ConfigError(f"samcon: seed must be >= 0, got {self.seed}")
+        if self.lookahead < 0:
+            raise ConfigError(f"samcon: lookahead must be >= 0 segments, got {self.lookahead}")
         if not (np.isfinite(self.segment) and self.segment > 0):
             raise ConfigError(f"samcon: segment must be a positive time, got {self.segment!r}")
         if self.selection not in SELECTIONS:
@@ -117,7 +124,7 @@ class _Node:
     parent: "_Node | None"
     fell: bool = False
     incumbent: bool = False
-
+    rank: float = 0.0  # what the selection orders by: the segment's cost plus its look-ahead's
 
 @dataclass(frozen=True)
 class SamconResult:
@@ -228,30 +235,31 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
                 u = rng.uniform(-1.0, 1.0, size=(n, base.n_dofs))
                 for j in range(n):
                     knot = mean[k + 1] + w * u[j]
-                    requests.append(_request(base, k, node.knot, knot, node.end, times[k + 1]))
+                    requests.append(_request(base, k, node.knot, knot, node.end, times, mean, opt.lookahead))
                     parents.append(node)
                     knots.append(knot)
             inc_node = None
             if incumbent is not None:  # the last best chain, carried as it was (deterministic)
                 prev = kept[0] if k == 0 else next(n for n in kept if n.incumbent)
                 knot = incumbent[k].knot
-                requests.append(_request(base, k, prev.knot, knot, prev.end, times[k + 1]))
+                requests.append(_request(base, k, prev.knot, knot, prev.end, times, mean, opt.lookahead))
                 parents.append(prev)
                 knots.append(knot)
                 inc_node = len(requests) - 1
             results = pool.run(requests)
             rollouts += len(results)
-            nodes = [_Node(kn, r.cost, par.total + r.cost, r.end, par, r.fell or par.fell, i == inc_node)
+            nodes = [_Node(kn, r.cost, par.total + r.cost, r.end, par, r.fell or par.fell, i == inc_node,
+                           r.cost + r.look_cost)
                      for i, (r, par, kn) in enumerate(zip(results, parents, knots)) if np.isfinite(r.cost)]
             if not nodes:
                 raise ConfigError(f"samcon: every sample of segment {k} ({times[k]:.2f}-{times[k + 1]:.2f} s) "
                                   "diverged; try smaller widths or a smaller time step")
-            order = sorted(range(len(nodes)), key=lambda i: (nodes[i].cost, i))
+            order = sorted(range(len(nodes)), key=lambda i: (nodes[i].rank, i))
             last = k == n_seg - 1
             if last:
                 chosen = [nodes[i] for i in order]
             elif opt.selection == "spread":
-                chosen = [nodes[order[j]] for j in spread_select([nodes[i].cost for i in order], opt.keep)]
+                chosen = [nodes[order[j]] for j in spread_select([nodes[i].rank for i in order], opt.keep)]
             else:
                 chosen = [nodes[i] for i in order[:opt.keep]]
             inc = next((n for n in nodes if n.incumbent), None)
@@ -334,12 +342,17 @@ class Checkpoint:
             p.unlink(missing_ok=True)
 
 
-def _request(base: OffsetTrack, k: int, knot0: np.ndarray, knot1: np.ndarray, start, t_end: float) -> RolloutRequest:
-    """Segment ``k``'s rollout: the track's knots ``k`` and ``k+1`` only (its other knots do not act in it)."""
-    values = np.zeros_like(base.values)
-    values[k], values[k + 1] = knot0, knot1
-    track = OffsetTrack(base.joints, base.dofs, base.times[k:k + 2], values[k:k + 2], base.model, base.clip)
-    return RolloutRequest(start, track, float(t_end))
+def _request(base: OffsetTrack, k: int, knot0: np.ndarray, knot1: np.ndarray, start, times: np.ndarray,
+             mean: np.ndarray, lookahead: int = 0) -> RolloutRequest:
+    """Segment ``k``'s rollout: the track's knots ``k`` and ``k+1`` only (its other knots do not act in it),
+    and with ``lookahead`` the next segments' knots of ``mean``, simulated past ``times[k + 1]`` and
+    scored apart (:attr:`RolloutRequest.t_look`)."""
+    last = min(k + 1 + lookahead, len(times) - 1)
+    values = np.array(mean[k:last + 1], dtype=float)
+    values[0], values[1] = knot0, knot1
+    track = OffsetTrack(base.joints, base.dofs, base.times[k:last + 1], values, base.model, base.clip)
+    t_look = float(times[last]) if last > k + 1 else None
+    return RolloutRequest(start, track, float(times[k + 1]), t_look=t_look)
 
 
 def spread_select(costs, keep: int, share: float = 0.6, power: float = 6.0) -> list[int]:
@@ -427,7 +440,7 @@ def cma_segments(pool, t_end: float | None = None, options: SamconOptions | None
                 knot = np.zeros(base.n_dofs)
                 knot[active] = width[active] * np.asarray(x)
                 cand.append(knot)
-            results = pool.run([_request(base, k, knots[k], c, state, times[k + 1]) for c in cand])
+            results = pool.run([_request(base, k, knots[k], c, state, times, knots) for c in cand])
             rollouts += len(results)
             es.tell(xs, [r.cost if np.isfinite(r.cost) else 1e30 for r in results])
             for i, r in enumerate(results):
