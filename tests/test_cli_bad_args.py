@@ -143,6 +143,8 @@ CASES: dict[str, list[list[str]]] = {
         [KICK, "--segment", "5"], [KICK, "--weights", "speed=1"], [KICK, "--weights", "velocity=-1"],
         [KICK, "--weights", "velocity"], [KICK, "--weights", "pose=nan"], [KICK, "--selection", "best"],
         [KICK, "--lookahead", "-1"], [KICK, "--lookahead", "x"], [KICK, "--method", "cma", "--lookahead", "2"],
+        [KICK, "--init", "{missing}"], [KICK, "--init", "{empty_bvh}"], [KICK, "--init"],
+        [KICK, "--method", "cma", "--init", "{rec_npz}"],
     ],
 }
 

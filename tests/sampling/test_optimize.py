@@ -123,6 +123,19 @@ def test_weights_and_selection_reach_the_search_and_are_recorded(tmp_path, capsy
     assert "--lookahead=1" in (tmp_path / "no_velocity" / "config.yaml").read_text()
 
 
+def test_a_search_goes_on_from_an_earlier_track(tmp_path, capsys):
+    first, then = tmp_path / "first", tmp_path / "then"
+    common = [WALK, "--duration", "0.2", "--samples", "6", "--keep", "2", "--iterations", "1"]
+    assert main(["optimize", *common, "--seed", "2", "--out", str(first)]) in (0, 4)
+    assert main(["optimize", *common, "--seed", "3", "--init", str(first / "offsets.npz"), "--out", str(then)]) in (0, 4)
+    capsys.readouterr()
+    a, b = (json.loads((d / "optimize.json").read_text()) for d in (first, then))
+    assert a["init"] is None and b["init"] == str((first / "offsets.npz").resolve())
+    assert b["cost_per_iteration"][0] <= a["cost_per_iteration"][0]  # the earlier track is carried
+    assert f"started from {first / 'offsets.npz'}" in (then / "optimize.md").read_text()
+    assert f"--init={(first / 'offsets.npz').resolve()}" in (then / "config.yaml").read_text()
+
+
 def _feet_in_the_ground(sets: list[str], seconds: float) -> tuple[float, dict]:
     """Tracking the Bandai walk's first ``seconds`` under ``tracker optimize``'s bare-clip settings with
     ``sets`` on top (no offsets: plain stance-held SPD): the deepest foot contact the engine reports (m),

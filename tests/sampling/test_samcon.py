@@ -155,3 +155,26 @@ def test_a_look_ahead_ranks_by_the_next_segments_too_and_the_track_replays_its_o
     costs, end = chain(pool, res.track, res.times)
     np.testing.assert_array_equal(costs, res.segment_costs[-1])
     assert not end.fell
+
+
+def test_a_search_started_from_a_track_carries_it_and_is_never_costlier():
+    pool, first, _ = walk_result()
+    res = samcon(pool, options=SamconOptions(samples=8, keep=2, iterations=1, seed=9), init=first.track)
+    # the track is carried as the best chain so far: its own costs replayed, then beaten or kept
+    assert res.cost_per_iteration[0] <= first.cost_per_iteration[-1]
+    assert res.rollouts == 6 * 8 + 6
+    costs, end = chain(pool, res.track, res.times)
+    np.testing.assert_array_equal(costs, res.segment_costs[-1])
+    assert not end.fell
+    # a longer window with other segments reads the track at its own boundaries (zero past its end):
+    # with zero widths every sample is the track itself
+    still = SamconOptions(samples=2, keep=1, iterations=1, segment=0.15, widths=((".*", 0.0),))
+    longer = samcon(RolloutPool(config(0.9), workers=1), options=still, init=first.track)
+    want = np.array([first.track.at(t) for t in longer.times])
+    want[0] = 0
+    assert np.abs(want[1:4]).max() > 0 and not want[-1].any()
+    np.testing.assert_array_equal(longer.track.values, want)
+    other = type(first.track)(first.track.joints[:-1], first.track.dofs[:-1], first.track.times,
+                              first.track.values[:, :-int(first.track.dofs[-1])])
+    with pytest.raises(ConfigError, match="init: offset track has no joint"):
+        samcon(pool, options=SamconOptions(samples=4, keep=2, iterations=1), init=other)

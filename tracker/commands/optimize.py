@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 
 from tracker.commands._args import clip_or_file_time, non_negative_int, parse_dt, positive_float, positive_int
 
@@ -37,6 +38,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="samcon: rank each sample by its segment's cost plus that of the next N segments simulated "
                         "on the previous iteration's track (costs N+1 times the simulation; default 0: the "
                         "segment alone)")
+    p.add_argument("--init", default=None, metavar="OFFSETS",
+                   help="start from this offset track (a previous optimize's offsets.npz; samcon): the first "
+                        "iteration samples around it and keeps it as the best chain so far, so the result is "
+                        "never costlier than it; with --duration, a longer window starts from a shorter one's")
     p.add_argument("--workers", type=positive_int, default=1, help="parallel rollout workers (default 1)")
     p.add_argument("--backend", default="local", choices=("local", "ray"), help="worker backend (as tracker sweep)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="random seed (>= 0; the result depends on it alone)")
@@ -150,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
     opt.check()
     if args.method != "samcon" and args.lookahead:
         raise ConfigError("--lookahead: only --method samcon looks ahead")
+    if args.method != "samcon" and args.init is not None:
+        raise ConfigError(f"--init {args.init}: only --method samcon starts from an offset track")
     out = args.out or default_out_dir(cfg.replace(name=f"{cfg.name}-optimize"))
     settings = [args.source, f"--method={args.method}", f"--iterations={args.iterations}", f"--samples={args.samples}",
                 f"--keep={args.keep}", f"--segment={args.segment!r}", f"--seed={args.seed}"]
@@ -157,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
         settings.append(f"--selection={args.selection}")
     if args.lookahead:
         settings.append(f"--lookahead={args.lookahead}")
+    if args.init is not None:
+        settings.append(f"--init={Path(args.init).resolve()}")
     settings += [f"--set={o}" for o in cfg_overrides(args)]
     if args.weights is not None:
         import dataclasses
@@ -165,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
     cmd = "tracker optimize " + " ".join(shlex.quote(a) for a in settings)
     header = f"Replay config of: {cmd}\nRun it again with: tracker run <this file>"
     res = optimize(cfg, out, method=args.method, options=opt, workers=args.workers, backend=args.backend,
-                   progress=sys.stderr.isatty(), header=header, weights=args.weights)
+                   progress=sys.stderr.isatty(), header=header, weights=args.weights,
+                   init=args.init)
     m = res.replay.metrics
     costs = ", ".join(f"{c:.4g}" for c in res.result.cost_per_iteration)
     print(f"{args.method}: {res.result.rollouts} rollouts in {res.timing['solve_s']:.1f} s; cost per iteration {costs}")

@@ -68,11 +68,14 @@ def check_stance(cfg):
 
 
 def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers: int = 1, backend: str = "local",
-             progress: bool = False, header: str = "", weights=None) -> OptimizeOutcome:
+             progress: bool = False, header: str = "", weights=None, init: str | Path | None = None) -> OptimizeOutcome:
     """Search, write and replay (module docstring).
 
+    ``init``: an offset-track file to start SAMCON from (:func:`~tracker.sampling.samcon.samcon`'s ``init``).
+
     Raises:
-        ConfigError: unknown method, bad settings, a clip the model cannot stand in at its start.
+        ConfigError: unknown method, bad settings, a clip the model cannot stand in at its start, an
+            ``init`` track that is not a readable track for this model or is given to ``cma``.
     """
     from tracker.experiments.runner import build, open_result_folder, run_experiment, simulate
     from tracker.sampling.pool import RolloutPool
@@ -84,6 +87,18 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     opt.check()
     prep = check_stance(cfg)
     from tracker.sampling.samcon import segment_times
+
+    init_track, init_key = None, ""
+    if init is not None:
+        import hashlib
+
+        from tracker.sampling.offsets import load_offsets
+
+        if method != "samcon":
+            raise ConfigError(f"--init {init}: only --method samcon starts from an offset track")
+        init_track = load_offsets(init)
+        init_track.check_layout(prep.model.layout, str(init))
+        init_key = hashlib.sha256(Path(init).read_bytes()).hexdigest()
 
     t_end = cfg.clip.start + cfg.duration if cfg.duration is not None else prep.reference.duration
     segment_times(cfg.clip.start, t_end, opt.segment, cfg.sim.dt)  # a bad segment length fails before any file
@@ -106,11 +121,14 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
 
     # What the search depends on: the config, the method and its settings (not the workers).
     key = f"method: {method}\noptions: {opt!r}\nweights: {pool.weights!r}\n{dump_config(cfg)}"
+    if init_track is not None:
+        key = f"init: sha256 {init_key}\n{key}"
     checkpoint = Checkpoint(folder / "checkpoint.pkl", key)
     t0 = time.perf_counter()
     try:
         run = samcon if method == "samcon" else cma_segments
-        res = run(pool, options=opt, progress=report, checkpoint=checkpoint)
+        extra = {"init": init_track} if init_track is not None else {}
+        res = run(pool, options=opt, progress=report, checkpoint=checkpoint, **extra)
     finally:
         if bar is not None:
             bar.close()
@@ -123,7 +141,8 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
         "method": method, "workers_do_not_change_results": True, "weights": dataclasses.asdict(pool.weights),
         "options": {k: (list(map(list, v)) if k == "widths" else v) for k, v in dataclasses.asdict(opt).items()},
         "cost_per_iteration": res.cost_per_iteration.tolist(), "segment_costs": res.segment_costs.tolist(),
-        "segment_times": res.times.tolist(), "rollouts": int(res.rollouts), "fell": list(res.fell)})
+        "segment_times": res.times.tolist(), "rollouts": int(res.rollouts), "fell": list(res.fell),
+        "init": str(Path(init).resolve()) if init is not None else None})
     _plots(folder, res, method)
     plain_rec, _ = simulate(build(cfg))  # plain SPD toward the clip: how it fares without the offsets
     plain = {"fell_at": plain_rec.meta.get("fell_at"), "status": plain_rec.status}
@@ -133,7 +152,7 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     timing.update(outcome.timing)
     timing["replay_s"] = time.perf_counter() - t0
     write_json_atomic(folder / "timing.json", timing)
-    write_text_atomic(folder / "optimize.md", _report(cfg, method, opt, res, outcome.metrics, plain, timing))
+    write_text_atomic(folder / "optimize.md", _report(cfg, method, opt, res, outcome.metrics, plain, timing, init))
     return OptimizeOutcome(res, outcome, plain, folder, timing)
 
 
@@ -166,11 +185,12 @@ def _plots(folder: Path, res, method: str) -> None:
     save_figure(fig, folder / "cost_per_segment.png")
 
 
-def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict) -> str:
+def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict, init=None) -> str:
     lines = [f"# {method}: {Path(cfg.clip.path).name}", "",
              f"Window {res.times[0]:.3f}-{res.times[-1]:.3f} s in {len(res.times) - 1} segments of {opt.segment:g} s; "
              f"{opt.samples} samples per segment, keep {opt.keep} ({opt.selection}), {opt.iterations} iterations, "
              + (f"look-ahead {opt.lookahead} segments, " if getattr(opt, "lookahead", 0) else "")
+             + (f"started from {init}, " if init is not None else "")
              + f"seed {opt.seed}; "
              f"{res.rollouts} rollouts in {timing['solve_s']:.1f} s.", "",
              "| iteration | cost |", "|---:|---:|"]

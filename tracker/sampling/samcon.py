@@ -188,7 +188,7 @@ def segment_times(t0: float, t1: float, segment: float, dt: float) -> np.ndarray
 
 
 def samcon(pool, t_end: float | None = None, options: SamconOptions | None = None,
-           progress=None, checkpoint=None) -> SamconResult:
+           progress=None, checkpoint=None, init: OffsetTrack | None = None) -> SamconResult:
     """Run SAMCON on ``pool``'s config from its start to ``t_end`` (module docstring).
 
     Args:
@@ -199,6 +199,10 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
         checkpoint: a :class:`Checkpoint`: the search's state is written after every segment, and a
             search that finds one of the same config and settings goes on from it. The random numbers
             depend on ``(seed, iteration, segment)`` only, so the result is the uninterrupted one.
+        init: an offset track to start from (a previous search's, for the same model), read at this
+            search's segment boundaries (``Δ(t_0) = 0`` kept): the first iteration samples around it,
+            with the full widths, and carries it as the best chain so far, so the result's cost is
+            never above the track's own by this search's cost. None: start from the clip (zeros).
     """
     opt = options or SamconOptions()
     opt.check()
@@ -216,6 +220,10 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
     width = widths_vector(lay, opt.widths)
     mean = np.zeros((n_seg + 1, base.n_dofs))  # knot values around which the next iteration samples
     incumbent: list[_Node] | None = None  # the best chain so far, one node per segment
+    if init is not None:
+        init.check_layout(lay, "init")
+        mean[1:] = np.array([init.at(float(t)) for t in times[1:]])
+        incumbent = [_Node(knot, 0.0, 0.0, None, None) for knot in mean[1:]]
     costs, seg_costs, fell, rollouts = [], [], [], 0
     it0, k0, kept = 0, 0, None
     saved = checkpoint.load() if checkpoint is not None else None
