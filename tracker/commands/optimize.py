@@ -157,6 +157,13 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--lookahead: only --method samcon looks ahead")
     if args.method != "samcon" and args.init is not None:
         raise ConfigError(f"--init {args.init}: only --method samcon starts from an offset track")
+    if args.init is not None:
+        from tracker.sampling.offsets import load_offsets
+
+        made_for = load_offsets(args.init).clip
+        if made_for and Path(made_for).name != Path(cfg.clip.path).name:
+            print(f"warning: --init {args.init} was made for clip {Path(made_for).name}, not "
+                  f"{Path(cfg.clip.path).name}", file=sys.stderr)
     out = args.out or default_out_dir(cfg.replace(name=f"{cfg.name}-optimize"))
     settings = [args.source, f"--method={args.method}", f"--iterations={args.iterations}", f"--samples={args.samples}",
                 f"--keep={args.keep}", f"--segment={args.segment!r}", f"--seed={args.seed}"]
