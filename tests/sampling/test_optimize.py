@@ -181,3 +181,12 @@ def test_a_bare_clips_feet_stay_out_of_the_ground_at_heel_strike():
     # the metric reads the same depth off the recorded states (the engine's contacts lag a step behind)
     assert m["foot_penetration_max_m"] > 0.03 and abs(m["foot_penetration_max_m"] - deepest) < 0.015
     assert 0 < m["foot_penetration_p95_m"] <= m["foot_penetration_max_m"]
+
+
+def test_the_servo_without_offsets_is_reported_as_it_ended():
+    from tracker.sampling.optimize import plain_outcome
+
+    assert plain_outcome({"fell_at": 1.0, "status": "ok", "diverged_at": None}) == "FELL at t = 1.00 s"
+    # a servo that diverges while falling, before its pelvis is below the fall height, did fall
+    assert plain_outcome({"fell_at": None, "status": "diverged", "diverged_at": 1.092}) == "DIVERGED at t = 1.09 s"
+    assert plain_outcome({"fell_at": None, "status": "ok", "diverged_at": None}) == "did not fall"

@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     from tracker.commands.run import exit_status
     from tracker.errors import ConfigError
     from tracker.experiments.runner import default_out_dir
-    from tracker.sampling.optimize import optimize
+    from tracker.sampling.optimize import optimize, plain_outcome
     from tracker.sampling.samcon import SamconOptions
 
     cfg = config_of(args)
@@ -186,10 +186,9 @@ def run(args: argparse.Namespace) -> int:
     m = res.replay.metrics
     costs = ", ".join(f"{c:.4g}" for c in res.result.cost_per_iteration)
     print(f"{args.method}: {res.result.rollouts} rollouts in {res.timing['solve_s']:.1f} s; cost per iteration {costs}")
-    fell_at = res.plain.get("fell_at")
     print(f"replay: fell {m.get('fell')}, joint error {m.get('joint_error_mean_rad', float('nan')):.4f} rad, "
           f"root error {m.get('root_error_mean_m', float('nan')):.3f} m, feet up to "
           f"{100 * m.get('foot_penetration_max_m', float('nan')):.1f} cm below the ground; plain SPD "
-          + (f"FELL at t = {fell_at:.2f} s" if fell_at is not None else "did not fall"))
+          + plain_outcome(res.plain))
     print(f"wrote {res.folder}/ (offsets.npz, optimize.json, optimize.md, metrics.json, recording.npz)")
     return exit_status(res.replay)

@@ -110,7 +110,7 @@ def _samcon(out: Path, quick: bool) -> str:
     from tracker.commands.optimize import clip_config
     from tracker.experiments.config import config_from_data
     from tracker.paths import DATA_DIR, REPO_DIR
-    from tracker.sampling.optimize import optimize
+    from tracker.sampling.optimize import optimize, plain_outcome
     from tracker.sampling.samcon import SamconOptions
 
     clip = REPO_DIR.parent / "shared" / "mocap" / "cmu_02_01_walk.bvh"
@@ -123,7 +123,7 @@ def _samcon(out: Path, quick: bool) -> str:
     cfg = config_from_data(clip_config(clip), out / f"{clip.stem}.yaml", [f"sim.duration={duration!r}"],
                            origin="option")
     res = optimize(cfg, out / "samcon", options=opt, workers=1 if quick else 2)
-    m, fell_at = res.replay.metrics, res.plain.get("fell_at")
+    m, plain = res.replay.metrics, plain_outcome(res.plain)
     lines = [f"### SAMCON: `{clip.name}`, the first {duration:g} s on a free root\n", note,
              f"`tracker optimize {clip.name} --duration {duration:g} --samples {opt.samples} --keep {opt.keep} "
              f"--iterations {opt.iterations}`: {res.result.rollouts} rollouts in {res.timing['solve_s']:.1f} s.\n",
@@ -132,7 +132,7 @@ def _samcon(out: Path, quick: bool) -> str:
     lines += ["", "| run | fell | mean joint error (rad) | mean root error (m) |", "|---|---|---:|---:|",
               f"| the optimised track replayed | {m['fell']} | {m['joint_error_mean_rad']:.4f} | "
               f"{m['root_error_mean_m']:.4f} |",
-              f"| the same servo without offsets | {'FELL at %.2f s' % fell_at if fell_at is not None else 'no'} | | |",
+              f"| the same servo without offsets | {plain.replace('did not fall', 'no')} | | |",
               "", "![cost per segment](samcon/cost_per_segment.png)", "",
               "The whole clips (CMU walk, Bandai walk, CMU kick; the goal of issue 20) and their solve times: "
               "`docs/samcon.md`."]

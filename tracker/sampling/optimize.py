@@ -145,7 +145,8 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
         "init": str(Path(init).resolve()) if init is not None else None})
     _plots(folder, res, method)
     plain_rec, _ = simulate(build(cfg))  # plain SPD toward the clip: how it fares without the offsets
-    plain = {"fell_at": plain_rec.meta.get("fell_at"), "status": plain_rec.status}
+    plain = {"fell_at": plain_rec.meta.get("fell_at"), "status": plain_rec.status,
+             "diverged_at": float(plain_rec.t[-1]) if plain_rec.diverged and len(plain_rec.t) else None}
     replay_cfg = cfg.replace(controller=dataclasses.replace(cfg.controller, offsets=str((folder / "offsets.npz").resolve())))
     t0 = time.perf_counter()
     outcome = run_experiment(replay_cfg, folder, header=header)
@@ -185,6 +186,15 @@ def _plots(folder: Path, res, method: str) -> None:
     save_figure(fig, folder / "cost_per_segment.png")
 
 
+def plain_outcome(plain: dict) -> str:
+    """How the servo fared without the offsets: ``FELL at t = …``, ``DIVERGED at t = …`` or ``did not fall``."""
+    if plain.get("fell_at") is not None:
+        return f"FELL at t = {plain['fell_at']:.2f} s"
+    if plain.get("diverged_at") is not None:
+        return f"DIVERGED at t = {plain['diverged_at']:.2f} s"
+    return "did not fall"
+
+
 def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict, init=None) -> str:
     lines = [f"# {method}: {Path(cfg.clip.path).name}", "",
              f"Window {res.times[0]:.3f}-{res.times[-1]:.3f} s in {len(res.times) - 1} segments of {opt.segment:g} s; "
@@ -195,13 +205,11 @@ def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict
              f"{res.rollouts} rollouts in {timing['solve_s']:.1f} s.", "",
              "| iteration | cost |", "|---:|---:|"]
     lines += [f"| {i + 1} | {c:.5g} |" for i, c in enumerate(res.cost_per_iteration)]
-    fell_at = plain.get("fell_at")
     lines += ["", "Replay (tracker run with controller.offsets = offsets.npz):", "",
               f"- fell: {metrics.get('fell')}",
               f"- joint error mean: {metrics.get('joint_error_mean_rad', float('nan')):.4f} rad",
               f"- root position error mean: {metrics.get('root_error_mean_m', float('nan')):.4f} m",
-              f"- plain SPD toward the clip (no offsets): " + (f"FELL at t = {fell_at:.2f} s" if fell_at is not None
-                                                               else "did not fall"),
+              f"- plain SPD toward the clip (no offsets): {plain_outcome(plain)}",
               "", "![cost per iteration](cost_per_iteration.png)", "",
               "![cost per segment](cost_per_segment.png)", ""]
     return "\n".join(lines)
