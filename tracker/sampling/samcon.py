@@ -24,6 +24,8 @@ distribution around the previous solution, in its simplest form: the mean moves,
 shrinks). The best chain of the previous iteration is carried along as one of the kept states of
 every segment (never displaced, its rollouts deterministic), so an iteration's best cost is never
 worse than the last one's.
+A search may start from an earlier track (``init``): it is the first iteration's mean and is
+carried the same way, so the search never ends costlier than that track.
 
 Everything random comes from ``numpy.random.default_rng((seed, iteration, segment))`` drawn in this
 process in request order, and rollouts are deterministic and returned in request order, so a
