@@ -145,6 +145,8 @@ CASES: dict[str, list[list[str]]] = {
         [KICK, "--lookahead", "-1"], [KICK, "--lookahead", "x"], [KICK, "--method", "cma", "--lookahead", "2"],
         [KICK, "--init", "{missing}"], [KICK, "--init", "{empty_bvh}"], [KICK, "--init"],
         [KICK, "--method", "cma", "--init", "{rec_npz}"],
+        [KICK, "--decay", "0"], [KICK, "--decay", "1.5"], [KICK, "--decay", "nan"], [KICK, "--method", "cma", "--decay", "0.5"],
+        [KICK, "--width-scale", "0"], [KICK, "--width-scale", "-1"], [KICK, "--width-scale", "9"],
     ],
 }
 

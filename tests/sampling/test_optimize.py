@@ -105,7 +105,8 @@ def test_a_killed_optimize_resumes_and_ends_with_the_uninterrupted_result(tmp_pa
 def test_weights_and_selection_reach_the_search_and_are_recorded(tmp_path, capsys):
     runs = {}
     for name, extra in (("default", []), ("no_velocity", ["--weights", "velocity=0,root=20,contact=2", "--selection", "spread",
-                                                              "--lookahead", "1"])):
+                                                              "--lookahead", "1", "--width-scale", "0.5",
+                                                              "--decay", "0.6"])):
         out = tmp_path / name
         assert main(["optimize", WALK, "--duration", "0.2", "--samples", "6", "--keep", "2", "--iterations", "1",
                      "--seed", "2", "--out", str(out), *extra]) in (0, 4)
@@ -118,9 +119,14 @@ def test_weights_and_selection_reach_the_search_and_are_recorded(tmp_path, capsy
     assert runs["no_velocity"]["cost_per_iteration"] != runs["default"]["cost_per_iteration"]
     assert runs["default"]["options"]["selection"] == "elite" and runs["no_velocity"]["options"]["selection"] == "spread"
     assert runs["default"]["options"]["lookahead"] == 0 and runs["no_velocity"]["options"]["lookahead"] == 1
+    assert runs["default"]["options"]["decay"] == 0.7 and runs["no_velocity"]["options"]["decay"] == 0.6
+    assert runs["default"]["options"]["widths"][0][1] == 0.4 and runs["no_velocity"]["options"]["widths"][0][1] == 0.2
     report = (tmp_path / "no_velocity" / "optimize.md").read_text()
     assert "keep 2 (spread)" in report and "look-ahead 1 segments" in report
-    assert "--lookahead=1" in (tmp_path / "no_velocity" / "config.yaml").read_text()
+    assert "half-widths 0.2 / 0.05 / 0.025 rad (legs / trunk / others), decay 0.6" in report
+    assert "half-widths" not in (tmp_path / "default" / "optimize.md").read_text()
+    header = (tmp_path / "no_velocity" / "config.yaml").read_text()
+    assert "--lookahead=1" in header and "--width-scale=0.5" in header and "--decay=0.6" in header
 
 
 def test_a_search_goes_on_from_an_earlier_track(tmp_path, capsys):

@@ -38,6 +38,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="samcon: rank each sample by its segment's cost plus that of the next N segments simulated "
                         "on the previous iteration's track (costs N+1 times the simulation; default 0: the "
                         "segment alone)")
+    p.add_argument("--width-scale", type=positive_float, default=1.0, metavar="S",
+                   help="scale the sampling half-widths (legs 0.4, trunk 0.1, others 0.05 rad; samcon's first "
+                        "iteration's box, cma's coordinate scale) by S, e.g. 0.35 to refine an --init track as "
+                        "narrowly as a fourth iteration would (default 1)")
+    p.add_argument("--decay", type=positive_float, default=0.7, metavar="F",
+                   help="samcon: the half-widths' factor per iteration, in (0, 1] (default 0.7)")
     p.add_argument("--init", default=None, metavar="OFFSETS",
                    help="start from this offset track (a previous optimize's offsets.npz; samcon): the first "
                         "iteration samples around it and keeps it as the best chain so far, so the result is "
@@ -146,15 +152,22 @@ def run(args: argparse.Namespace) -> int:
     from tracker.errors import ConfigError
     from tracker.experiments.runner import default_out_dir
     from tracker.sampling.optimize import optimize, plain_outcome
-    from tracker.sampling.samcon import SamconOptions
+    from tracker.sampling.samcon import DEFAULT_WIDTHS, SamconOptions
 
     cfg = config_of(args)
     opt = SamconOptions(segment=args.segment, samples=args.samples, keep=min(args.keep, args.samples)
                         if args.method == "cma" else args.keep, iterations=args.iterations, seed=args.seed,
-                        selection=args.selection, lookahead=args.lookahead)
-    opt.check()
+                        selection=args.selection, lookahead=args.lookahead, decay=args.decay,
+                        widths=tuple((pattern, w * args.width_scale) for pattern, w in DEFAULT_WIDTHS))
+    try:
+        opt.check()
+    except ConfigError as exc:  # name the flag, not the option
+        flag = {"decay": "--decay", "width of": "--width-scale"}
+        raise ConfigError(next((f"{v}: {exc}" for k, v in flag.items() if f"samcon: {k}" in str(exc)), str(exc))) from None
     if args.method != "samcon" and args.lookahead:
         raise ConfigError("--lookahead: only --method samcon looks ahead")
+    if args.method != "samcon" and args.decay != 0.7:
+        raise ConfigError(f"--decay {args.decay!r}: only --method samcon shrinks its widths per iteration")
     if args.method != "samcon" and args.init is not None:
         raise ConfigError(f"--init {args.init}: only --method samcon starts from an offset track")
     if args.init is not None:
@@ -171,6 +184,10 @@ def run(args: argparse.Namespace) -> int:
         settings.append(f"--selection={args.selection}")
     if args.lookahead:
         settings.append(f"--lookahead={args.lookahead}")
+    if args.width_scale != 1.0:
+        settings.append(f"--width-scale={args.width_scale!r}")
+    if args.decay != 0.7:
+        settings.append(f"--decay={args.decay!r}")
     if args.init is not None:
         settings.append(f"--init={Path(args.init).resolve()}")
     settings += [f"--set={o}" for o in cfg_overrides(args)]

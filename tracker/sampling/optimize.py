@@ -186,6 +186,20 @@ def _plots(folder: Path, res, method: str) -> None:
     save_figure(fig, folder / "cost_per_segment.png")
 
 
+def _widths_note(opt) -> str:
+    """``half-widths ... decay ...`` for the report when they are not the defaults, else ``""``."""
+    from tracker.sampling.samcon import SamconOptions
+
+    default = SamconOptions()
+    if tuple(opt.widths) == default.widths and opt.decay == default.decay:
+        return ""
+    if [p for p, _ in opt.widths] == [p for p, _ in default.widths]:
+        widths = " / ".join(f"{w:.3g}" for _, w in opt.widths) + " rad (legs / trunk / others)"
+    else:
+        widths = ", ".join(f"{w:.3g} rad for {p!r}" for p, w in opt.widths)
+    return f"half-widths {widths}, decay {opt.decay:g}, "
+
+
 def plain_outcome(plain: dict) -> str:
     """How the servo fared without the offsets: ``FELL at t = …``, ``DIVERGED at t = …`` or ``did not fall``."""
     if plain.get("fell_at") is not None:
@@ -201,6 +215,7 @@ def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict
              f"{opt.samples} samples per segment, keep {opt.keep} ({opt.selection}), {opt.iterations} iterations, "
              + (f"look-ahead {opt.lookahead} segments, " if getattr(opt, "lookahead", 0) else "")
              + (f"started from {init}, " if init is not None else "")
+             + _widths_note(opt)
              + f"seed {opt.seed}; "
              f"{res.rollouts} rollouts in {timing['solve_s']:.1f} s.", "",
              "| iteration | cost |", "|---:|---:|"]
