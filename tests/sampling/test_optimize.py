@@ -196,3 +196,15 @@ def test_the_servo_without_offsets_is_reported_as_it_ended():
     # a servo that diverges while falling, before its pelvis is below the fall height, did fall
     assert plain_outcome({"fell_at": None, "status": "diverged", "diverged_at": 1.092}) == "DIVERGED at t = 1.09 s"
     assert plain_outcome({"fell_at": None, "status": "ok", "diverged_at": None}) == "did not fall"
+
+
+def test_the_report_names_widths_only_when_they_are_not_the_defaults():
+    from tracker.sampling.optimize import _widths_note
+    from tracker.sampling.samcon import DEFAULT_WIDTHS, SamconOptions
+
+    assert _widths_note(SamconOptions()) == ""
+    scaled = SamconOptions(widths=tuple((p, w / 2) for p, w in DEFAULT_WIDTHS))
+    assert _widths_note(scaled) == "half-widths 0.2 / 0.05 / 0.025 rad (legs / trunk / others), decay 0.7, "
+    assert _widths_note(SamconOptions(decay=0.5)).endswith("decay 0.5, ")
+    own = SamconOptions(widths=((r"knee", 0.3), (r".*", 0.0)))
+    assert _widths_note(own) == "half-widths 0.3 rad for 'knee', 0 rad for '.*', decay 0.7, "
