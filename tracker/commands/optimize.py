@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import sys
 from pathlib import Path
@@ -42,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="scale the sampling half-widths (legs 0.4, trunk 0.1, others 0.05 rad; samcon's first "
                         "iteration's box, cma's coordinate scale) by S, e.g. 0.35 to refine an --init track as "
                         "narrowly as a fourth iteration would (default 1)")
-    p.add_argument("--decay", type=positive_float, default=0.7, metavar="F",
+    p.add_argument("--decay", type=positive_float, default=None, metavar="F",
                    help="samcon: the half-widths' factor per iteration, in (0, 1] (default 0.7)")
     p.add_argument("--init", default=None, metavar="OFFSETS",
                    help="start from this offset track (a previous optimize's offsets.npz; samcon): the first "
@@ -155,18 +156,20 @@ def run(args: argparse.Namespace) -> int:
     from tracker.sampling.samcon import DEFAULT_WIDTHS, SamconOptions
 
     cfg = config_of(args)
+    decay = SamconOptions.decay if args.decay is None else args.decay
+    if not decay <= 1:  # > 0 by its type; nan fails here too
+        raise ConfigError(f"--decay {args.decay!r}: must be in (0, 1]")
+    widest = max(w for _, w in DEFAULT_WIDTHS) * args.width_scale
+    if not widest <= math.pi:
+        raise ConfigError(f"--width-scale {args.width_scale!r}: the legs' half-width would be {widest:.3g} rad, over π")
     opt = SamconOptions(segment=args.segment, samples=args.samples, keep=min(args.keep, args.samples)
                         if args.method == "cma" else args.keep, iterations=args.iterations, seed=args.seed,
-                        selection=args.selection, lookahead=args.lookahead, decay=args.decay,
+                        selection=args.selection, lookahead=args.lookahead, decay=decay,
                         widths=tuple((pattern, w * args.width_scale) for pattern, w in DEFAULT_WIDTHS))
-    try:
-        opt.check()
-    except ConfigError as exc:  # name the flag, not the option
-        flag = {"decay": "--decay", "width of": "--width-scale"}
-        raise ConfigError(next((f"{v}: {exc}" for k, v in flag.items() if f"samcon: {k}" in str(exc)), str(exc))) from None
+    opt.check()
     if args.method != "samcon" and args.lookahead:
         raise ConfigError("--lookahead: only --method samcon looks ahead")
-    if args.method != "samcon" and args.decay != 0.7:
+    if args.method != "samcon" and args.decay is not None:
         raise ConfigError(f"--decay {args.decay!r}: only --method samcon shrinks its widths per iteration")
     if args.method != "samcon" and args.init is not None:
         raise ConfigError(f"--init {args.init}: only --method samcon starts from an offset track")
@@ -186,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
         settings.append(f"--lookahead={args.lookahead}")
     if args.width_scale != 1.0:
         settings.append(f"--width-scale={args.width_scale!r}")
-    if args.decay != 0.7:
+    if args.decay is not None:
         settings.append(f"--decay={args.decay!r}")
     if args.init is not None:
         settings.append(f"--init={Path(args.init).resolve()}")
