@@ -195,7 +195,24 @@ def test_the_servo_without_offsets_is_reported_as_it_ended():
     assert plain_outcome({"fell_at": 1.0, "status": "ok", "diverged_at": None}) == "FELL at t = 1.00 s"
     # a servo that diverges while falling, before its pelvis is below the fall height, did fall
     assert plain_outcome({"fell_at": None, "status": "diverged", "diverged_at": 1.092}) == "DIVERGED at t = 1.09 s"
+    assert (plain_outcome({"fell_at": None, "status": "diverged", "diverged_at": 1.092, "height_share": 0.664})
+            == "DIVERGED at t = 1.09 s (pelvis at 66 % of the clip's height)")
     assert plain_outcome({"fell_at": None, "status": "ok", "diverged_at": None}) == "did not fall"
+
+
+def test_the_pelvis_height_share_is_read_at_the_last_finite_step():
+    from types import SimpleNamespace
+
+    from tracker.sampling.optimize import _height_share
+
+    q = np.zeros((3, 8))
+    q[:, 2] = [0.9, 0.6, np.nan]  # the diverged step's state is not finite
+    q_ref = np.zeros((3, 8))
+    q_ref[:, 2] = 0.95
+    rec = SimpleNamespace(layout=SimpleNamespace(has_base=True), q=q, q_ref=q_ref)
+    assert _height_share(rec) == pytest.approx(0.6 / 0.95)
+    assert _height_share(SimpleNamespace(layout=SimpleNamespace(has_base=False), q=q, q_ref=q_ref)) is None
+    assert _height_share(SimpleNamespace(layout=SimpleNamespace(has_base=True), q=q[:0], q_ref=q_ref[:0])) is None
 
 
 def test_the_report_names_widths_only_when_they_are_not_the_defaults():

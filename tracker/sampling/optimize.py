@@ -146,7 +146,8 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     _plots(folder, res, method)
     plain_rec, _ = simulate(build(cfg))  # plain SPD toward the clip: how it fares without the offsets
     plain = {"fell_at": plain_rec.meta.get("fell_at"), "status": plain_rec.status,
-             "diverged_at": float(plain_rec.t[-1]) if plain_rec.diverged and len(plain_rec.t) else None}
+             "diverged_at": float(plain_rec.t[-1]) if plain_rec.diverged and len(plain_rec.t) else None,
+             "height_share": _height_share(plain_rec)}
     replay_cfg = cfg.replace(controller=dataclasses.replace(cfg.controller, offsets=str((folder / "offsets.npz").resolve())))
     t0 = time.perf_counter()
     outcome = run_experiment(replay_cfg, folder, header=header)
@@ -201,12 +202,23 @@ def _widths_note(opt) -> str:
 
 
 def plain_outcome(plain: dict) -> str:
-    """How the servo fared without the offsets: ``FELL at t = …``, ``DIVERGED at t = …`` or ``did not fall``."""
+    """How the servo fared without the offsets: ``FELL at t = …``, ``DIVERGED at t = …`` (with how high
+    the pelvis still was, when known: a servo that blows up while the body goes down) or ``did not fall``."""
     if plain.get("fell_at") is not None:
         return f"FELL at t = {plain['fell_at']:.2f} s"
     if plain.get("diverged_at") is not None:
-        return f"DIVERGED at t = {plain['diverged_at']:.2f} s"
+        share = plain.get("height_share")
+        where = f" (pelvis at {100 * share:.0f} % of the clip's height)" if share is not None else ""
+        return f"DIVERGED at t = {plain['diverged_at']:.2f} s{where}"
     return "did not fall"
+
+
+def _height_share(rec) -> float | None:
+    """The free root's height over the clip's at the last finite step of ``rec`` (None: no base or no step)."""
+    if not rec.layout.has_base:
+        return None
+    good = np.flatnonzero(np.isfinite(rec.q).all(axis=1) & (np.abs(rec.q_ref[:, 2]) > 1e-9))
+    return float(rec.q[good[-1], 2] / rec.q_ref[good[-1], 2]) if len(good) else None
 
 
 def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict, init=None) -> str:
