@@ -80,7 +80,10 @@ def test_unit_and_up_axis_overrides(tiny_path: Path) -> None:
     with pytest.raises(ValueError, match="valid units"):
         read_bvh_string(text, unit="furlong")
     with pytest.raises(ValueError, match="up axis"):
-        read_bvh_string(text, up_axis="X")
+        read_bvh_string(text, up_axis="W")
+    x_up = read_bvh_string(text, unit="cm", up_axis="x")  # X up: (x, y, z) -> (y, z, x)
+    assert x_up.source.up_axis == "X"
+    np.testing.assert_allclose(_world_points(x_up), TINY_EXPECTED_CM[..., [1, 2, 0]] * 0.01, atol=1e-12)
 
 
 def test_crlf_and_lf_give_the_same_motion(tiny_path: Path) -> None:

@@ -30,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--up",
         type=str.upper,
         choices=list(UP_AXES),
-        help="the file's up axis (default Y, as BVH usually is)",
+        help="the file's up axis (default: read from the body, where the head is and the feet are not)",
     )
     p.add_argument(
         "--events",
@@ -62,6 +62,15 @@ def _convention_name(skeleton) -> str:
     except LookupError:  # the index is not current: the maps from their YAML files
         jmap = _convention(skeleton)
         name = jmap.name if jmap is not None else None
+    if name is not None and hasattr(skeleton, "end_parents"):  # a Pose: the names fit; does the shape?
+        from types import SimpleNamespace
+
+        from tracker.retarget.joint_map import _same_shape, builtin_maps
+
+        tree = SimpleNamespace(names=skeleton.names, parents=skeleton.parents, offsets=skeleton.offsets,
+                               end_site_parents=skeleton.end_parents, end_site_offsets=skeleton.end_offsets)
+        if not _same_shape(builtin_maps()[name], tree):
+            name = None
     return name if name is not None else "unknown"
 
 
@@ -102,7 +111,11 @@ def summarize(path: str, unit: str | None = None, up_axis: str | None = None, ev
         "unit_scale_m": clip.scale,
         "unit_detected": clip.unit_detected,
         "up_axis": clip.up_axis,
+        "mirrored": clip.mirrored,
+        "stature_m": clip.orientation.stature_m,
+        "decided": dict(clip.orientation.how),
         "convention": convention,
+        "matching": _matching(clip, convention),
         "height_m": top - floor,
         "height_from_legs_m": summary.height(frame0),
         "extent_m": summary.extent(frame0),
@@ -122,6 +135,29 @@ def summarize(path: str, unit: str | None = None, up_axis: str | None = None, ev
         motion = motion_from_parsed(clip.parsed, clip.path, unit, up_axis)
         info["events"] = _events(motion, _convention(motion.skeleton), dropped, path)
     return info
+
+
+def _matching(clip, convention: str) -> dict[str, Any]:
+    """How the clip's skeleton maps onto the character: a known convention, or matched by its shape
+    (:func:`tracker.retarget.matcher.match_skeleton`, links and how sure), or why it is refused."""
+    from types import SimpleNamespace
+
+    from tracker.errors import RetargetError
+    from tracker.motion import orient, summary
+    from tracker.retarget.matcher import match_skeleton
+
+    if convention != "unknown":
+        return {"by": "known convention", "convention": convention}
+    h = clip.header
+    p0 = clip.pose(0)
+    skeleton = SimpleNamespace(names=p0.names, parents=p0.parents, offsets=p0.offsets, end_site_parents=p0.end_parents,
+                               end_site_offsets=p0.end_offsets, channels=[j.channels for j in h.joints])
+    frames = [summary.frame_points(clip.pose(i)) for i in orient.sample_frames(clip.n_frames)]
+    try:
+        jmap, how = match_skeleton(skeleton, frames, str(clip.path))
+    except RetargetError as exc:
+        return {"by": "refused", "reason": str(exc)}
+    return {"by": "shape", **how, "links": {k: {"joint": v.joint, "end": v.end[0]} for k, v in jmap.links.items()}}
 
 
 def _events(motion, jmap, dropped: int, path: str) -> list[dict[str, Any]]:
@@ -149,7 +185,8 @@ def format_text(info: dict[str, Any]) -> str:
     """The readable report for :func:`summarize`'s dict."""
     from tracker.motion.unit_names import UNIT_HELP
 
-    how = "detected from the skeleton's size" if info["unit_detected"] else "given"
+    decided = info.get("decided", {})
+    how = ("detected from the body's stature: " + decided.get("unit", "")) if info["unit_detected"] else "given"
     elev = info["upper_arm_elevation_deg"]
     pose = info["frame0_pose"]
     if elev["left"] is not None:
@@ -157,7 +194,20 @@ def format_text(info: dict[str, Any]) -> str:
             f" (upper arms {elev['left']:+.1f} and {elev['right']:+.1f} deg from horizontal,"
             " left and right)"
         )
-    up = "Z (kept)" if info["up_axis"] == "Z" else "Y (converted to Z up, facing +Z -> +X)"
+    up = ("Z (kept)" if info["up_axis"] == "Z" else f"{info['up_axis']} (converted to Z up)") + \
+        (", mirrored (a left-handed file, reflected)" if info.get("mirrored") else "")
+    matching = info.get("matching", {})
+    if matching.get("by") == "shape":
+        match = (f"found from the skeleton's shape, score {matching['score']} of 1: "
+                 f"{matching['names'] or 'generic names'}; sides {matching['sides']}")
+        match += "".join(f"\n             {note}" for note in matching["notes"])
+        match += "\n             " + ", ".join(f"{k} {v['joint']}" for k, v in matching["links"].items())
+    elif matching.get("by") == "refused":
+        match = matching["reason"]
+    else:
+        match = "a known convention, by its joint names"
+    unit_name = UNIT_HELP.get(info["unit"], "scaled to a human stature")
+    stature = info.get("stature_m")
     n_channels = sum(len(c) for c in info["channels"])
     lines = [
         info["path"],
@@ -166,11 +216,14 @@ def format_text(info: dict[str, Any]) -> str:
             f"(frame time {info['frame_time_s']:g} s), duration {info['duration_s']:.3f} s"
         ),
         (
-            f"  unit       {info['unit']} = {UNIT_HELP[info['unit']]}, {how} "
-            f"(1 unit = {info['unit_scale_m']:.6g} m)"
+            f"  unit       {info['unit']} = {unit_name} (1 unit = {info['unit_scale_m']:.6g} m): {how}"
         ),
-        f"  up axis    {up}",
+        f"  up axis    {up}: {decided.get('up', '')}",
+        f"  sides      {decided.get('handedness', '')}",
+        f"  stature    " + (f"{stature:.3f} m (head top above the lowest foot point, standing)" if stature
+                            else "unknown (not a humanoid)"),
         f"  convention {info['convention']}",
+        f"  matching   {match}",
         (
             f"  height     {info['height_m']:.3f} m (posed skeleton at frame 0, floor to top point; "
             f"thigh + shank suggest a stature of {info['height_from_legs_m']:.3f} m)"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     from tracker.commands._args import positive_float, times_list
-    from tracker.motion.unit_names import UNIT_HELP
+    from tracker.motion.unit_names import UNIT_HELP, UP_AXES
 
     p = sub.add_parser(
         "retarget",
@@ -31,6 +31,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="keep an added T-pose first frame (dropped by default when the clip jumps away from it)")
     p.add_argument("--no-repair", action="store_true",
                    help="keep the source's glitches (joints that flip for a few frames and back); they are reported either way")
+    p.add_argument("--up", type=str.upper, default=None, choices=list(UP_AXES),
+                   help="override the file's up axis (default: read from the body: where the head is and "
+                        "the feet are not; a mirrored, left-handed file is reflected)")
+    p.add_argument("--write-map", default=None, metavar="FILE",
+                   help="write the joint map used (found from the skeleton's shape when no known convention "
+                        "fits) as YAML, for review and reuse with --map FILE")
+    p.add_argument("--strict", action="store_true",
+                   help="treat the retarget's warnings (bone cosine < 0.5, a joint at its limit in > 20 %% of "
+                        "frames, stature outside 1.0-2.3 m, an implausible root path) as errors (exit 2)")
     p.add_argument("--unit", default=None, choices=list(UNIT_HELP),
                    help="override the BVH length unit: " + "; ".join(f"{k} = {v}" for k, v in UNIT_HELP.items()))
     p.add_argument("-o", "--out", default=None, help="write the reference to this .npz file")
@@ -67,15 +76,44 @@ def _sheet_frames(times, ref, name: str):
     return np.array(frames, dtype=int)
 
 
+def _write_map(args: argparse.Namespace, motion) -> None:
+    """``--write-map``: the map the retarget used, as YAML (atomically)."""
+    from tracker.atomic import atomic_target
+    from tracker.errors import ConfigError
+    from tracker.retarget.joint_map import select_joint_map
+    from tracker.retarget.matcher import map_yaml
+
+    jmap = select_joint_map(motion.skeleton, args.joint_map, args.file, motion=motion)
+    how = jmap.matching
+    header = (f"Joint map for {Path(args.file).name}, written by tracker retarget --write-map.\n"
+              + (f"Found from the skeleton's shape: {how['names'] or 'generic names'}; sides {how['sides']};"
+                 f" score {how['score']}.\n" if how else f"The known convention {jmap.name} ({jmap.path.name}).\n")
+              + "Review it, edit it, and pass it back with --map FILE.")
+    try:
+        with atomic_target(args.write_map) as tmp:
+            tmp.write_text(map_yaml(jmap, header))
+    except OSError as exc:
+        raise ConfigError(f"--write-map {args.write_map}: cannot write ({exc.strerror or exc})") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from tracker.character.fit import resolve_model
     from tracker.retarget import load_clip_reference
 
+    from tracker.errors import RetargetError
+
     ref, motion, kin = load_clip_reference(
         args.file, model=resolve_model(args.model, args.file), joint_map=args.joint_map, ik_feet=args.ik, ik_hands=args.ik_hands,
-        fps=args.fps, drop_tpose=not args.keep_first_frame, unit=args.unit, return_parts=True,
+        fps=args.fps, drop_tpose=not args.keep_first_frame, unit=args.unit, up_axis=args.up, return_parts=True,
         repair_glitches=not args.no_repair,
     )
+    warnings = ref.quality.get("warnings", [])
+    if args.strict and warnings:
+        raise RetargetError(f"{args.file}: --strict: " + "; ".join(warnings))
+    for w in warnings:
+        print(f"warning: {Path(args.file).name}: {w}", file=sys.stderr)
+    if args.write_map and motion is not None:
+        _write_map(args, motion)
     if args.out:
         ref.save(args.out)
     if args.sheet:
@@ -132,11 +170,33 @@ def run(args: argparse.Namespace) -> int:
         print(f"  glitches               {len(glitches)} {verb}: " + "; ".join(spans) + (" ..." if len(glitches) > 8 else ""))
     else:
         print("  glitches               none")
+    flips = report.get("flips", [])
+    if flips:
+        verb = "repaired" if report.get("glitches_repaired", True) else "kept (--no-repair)"
+        print(f"  lasting flips          {len(flips)} {verb}: " + "; ".join(
+            f"{f['joint']} file frame {f['file_frame']} (clip time {f['clip_time_s']:.3f} s, {f['jump_deg']:.0f} deg "
+            f"{f['kind']})" for f in flips[:6]) + (" ..." if len(flips) > 6 else ""))
+    fast = report.get("fast", [])
+    if fast:
+        print(f"  too fast to follow     {len(fast)}: " + "; ".join(
+            f"{f['joint']} file frames {f['file_frames'][0]}-{f['file_frames'][-1]} ({f['peak_speed_rad_s']:.0f} rad/s)"
+            for f in fast[:6]) + (" ..." if len(fast) > 6 else ""))
     if report.get("dropped_frames"):
         n = report["dropped_frames"]
         span = "file frame 0" if n == 1 else f"file frames 0-{n - 1}"
         print(f"  dropped                {span} (added T-pose and blend): clip frame 0 = file frame {n}, "
               f"clip time = (file frame - {n}) / {src_fps:.8g} s (the file's frame rate)")
+    if report.get("matching"):
+        how = report["matching"]
+        print(f"  joint map              found from the skeleton's shape (score {how['score']}): "
+              f"{how['names'] or 'generic names'}; sides {how['sides']}")
+    src = motion.source if motion is not None else None
+    if src is not None and src.how:
+        print(f"  read as                unit {src.unit} ({src.how.get('unit', '')}); up {src.up_axis}"
+              + (", mirrored" if src.mirrored else ""))
+    print("  warnings               " + ("; ".join(warnings) if warnings else "none"))
+    if args.write_map and motion is not None:
+        print(f"wrote {args.write_map}")
     if args.out:
         print(f"wrote {args.out}")
     if args.sheet:

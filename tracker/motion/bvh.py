@@ -7,8 +7,8 @@ escapes on any input. The text is parsed by :mod:`tracker.motion.bvh_grammar`
 inspect`` uses; bvhio's parser loops forever on a file that ends early, so it
 cannot be handed arbitrary input); the frame values are converted by numpy in
 one go and the Euler channels of all frames are turned into quaternions by one
-scipy call per rotation order. The unit is detected from frame 0 by
-:func:`tracker.motion.bvh_facts.detect`, the same code for both readers.
+scipy call per rotation order. The up axis, handedness and unit are read from the body by
+:func:`tracker.motion.bvh_facts.orientation`, the same code for both readers.
 
 Conventions follow bvhio (and Blender): position channels *replace* the
 matching component of the joint's OFFSET (a joint's translation is the OFFSET
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from tracker.motion import bvh_facts, units
+from tracker.motion import bvh_facts
 from tracker.motion import bvh_grammar as grammar
 from tracker.motion.bvh_grammar import (  # noqa: F401  (the reader's public constants live in the grammar)
     CHANNELS,
@@ -48,8 +48,8 @@ def read_bvh(path: str | Path, *, unit: str | None = None, up_axis: str | None =
         path: the ``.bvh`` file.
         unit: the file's length unit (a key of :data:`tracker.motion.units.UNITS`);
             ``None`` detects it from the skeleton's height.
-        up_axis: the file's up axis, ``"Y"`` (the default, as BVH usually is)
-            or ``"Z"``.
+        up_axis: the file's up axis (one of :data:`tracker.motion.units.UP_AXES`); ``None``
+            reads it from the body, with the handedness (:mod:`tracker.motion.orient`).
 
     Returns:
         The clip in metres, Z up, xyzw quaternions, with ``source`` set.
@@ -80,18 +80,19 @@ def motion_from_parsed(parsed: grammar.Parsed, name: str, unit: str | None = Non
                        up_axis: str | None = None) -> Motion:
     """The :class:`Motion` of a file the grammar has parsed (``tracker inspect --events`` reuses its parse)."""
     detected = unit is None
-    scale, up = grammar.check_options(unit, up_axis)
+    _, up = grammar.check_options(unit, up_axis)
     header = parsed.header
     values = _values(parsed, name)
     trans, quats = _channels_to_local(header, values)
-    if detected:
-        unit = bvh_facts.detect(header, values[0].tolist(), up, name)
-        scale = units.UNITS[unit]
-    c = units.axis_matrix(up)
+    found = bvh_facts.orientation(parsed, unit, up, name)
+    scale = found.scale
+    c = np.array(found.matrix, dtype=float).reshape(3, 3)
     offsets = np.array([j.offset for j in header.joints]) @ c.T * scale
     end_offsets = np.array(header.end_offsets, dtype=float).reshape(-1, 3) @ c.T * scale
     trans = trans @ c.T * scale
-    quats[..., :3] = quats[..., :3] @ c.T  # C R C^T: rotate the axis, keep the angle
+    # C R C^T: the axis turns with C, the angle stays; under a reflection (det C = -1) the axis,
+    # a pseudovector, also changes sign
+    quats[..., :3] = quats[..., :3] @ c.T * (-1.0 if found.mirrored else 1.0)
     skeleton = Skeleton(
         names=[j.name for j in header.joints],
         parents=np.array([j.parent for j in header.joints], dtype=np.int64),
@@ -102,11 +103,14 @@ def motion_from_parsed(parsed: grammar.Parsed, name: str, unit: str | None = Non
     )
     source = SourceInfo(
         path=name,
-        unit=unit,
+        unit=found.unit,
         scale=scale,
-        up_axis=up,
+        up_axis=found.up,
         unit_detected=detected,
         frame_time=header.frame_time,
+        mirrored=found.mirrored,
+        stature_m=found.stature_m,
+        how=dict(found.how),
     )
     return Motion(skeleton, 1.0 / header.frame_time, trans, _continuous(quats), source=source)
 

@@ -19,15 +19,13 @@ import math
 
 from tracker.errors import BVHError
 from tracker.motion import bvh_grammar as grammar
-from tracker.motion import summary
-from tracker.motion.unit_names import UNITS, detect_unit, up_index
+from tracker.motion import orient, summary
+from tracker.motion.unit_names import up_index
 
 Vec = tuple[float, float, float]
 Mat = tuple[float, float, float, float, float, float, float, float, float]
 
 _IDENTITY: Mat = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
-#: Index permutation of the Y-up to Z-up rotation C, (x, y, z) -> (z, x, y): (C p)_i = p_PERM[i].
-_Y_UP_PERM = (2, 0, 1)
 
 
 def _axis_matrix(axis: str, degrees: float) -> Mat:
@@ -75,36 +73,34 @@ def file_pose(header: grammar.Header, row: list[float]) -> summary.Pose:
 
 
 def raw_height(header: grammar.Header, row: list[float], up_axis: str) -> float:
-    """Vertical extent of joints and End Sites in the frame ``row``, in file units (the unit detection's input)."""
+    """Vertical extent of joints and End Sites in the frame ``row``, in file units."""
     k = up_index(up_axis)
-    heights = [p[k] for p in summary.frame_points(file_pose(header, row))]
+    sign = -1.0 if up_axis.startswith("-") else 1.0
+    heights = [sign * p[k] for p in summary.frame_points(file_pose(header, row))]
     return max(heights) - min(heights)
 
 
-def detect(header: grammar.Header, row0: list[float], up_axis: str, name: str) -> str:
-    """The unit of a file whose unit was not given, from frame 0's height."""
-    unit = detect_unit(raw_height(header, row0, up_axis))
-    if unit is None:
-        raise BVHError(name, None, "skeleton size is not finite (values too large)")
-    return unit
+def orientation(parsed: grammar.Parsed, unit: str | None, up_axis: str | None, name: str) -> orient.Orientation:
+    """The file's up axis, handedness and unit (:mod:`tracker.motion.orient`), from frame 0 and a
+    sample of frames; ``unit``/``up_axis`` the user gave are kept. The same code for both readers."""
+    header = parsed.header
+    poses = [file_pose(header, list(map(float, parsed.row(i)))) for i in orient.sample_frames(parsed.n_frames)]
+    try:
+        return orient.decide(poses, [j.channels for j in header.joints], unit, up_axis)
+    except (ValueError, OverflowError, ZeroDivisionError):
+        raise BVHError(name, None, "skeleton size is not finite (values too large)") from None
 
 
-def _to_si(pose: summary.Pose, scale: float, up_axis: str) -> summary.Pose:
+def _to_si(pose: summary.Pose, scale: float, matrix: Mat) -> summary.Pose:
     """A file-unit, file-axes pose in metres, Z up: positions ``C p * scale``, rotations ``C R C^T``."""
-    if up_axis == "Y":
-        a, b, c = _Y_UP_PERM
+    ct = (matrix[0], matrix[3], matrix[6], matrix[1], matrix[4], matrix[7], matrix[2], matrix[5], matrix[8])
 
-        def vec(v):
-            return (v[a] * scale, v[b] * scale, v[c] * scale)
+    def vec(v):
+        x, y, z = summary.apply(matrix, v)
+        return (x * scale, y * scale, z * scale)
 
-        def mat(r):
-            return tuple(r[3 * i + j] for i in _Y_UP_PERM for j in _Y_UP_PERM)
-    else:
-        def vec(v):
-            return (v[0] * scale, v[1] * scale, v[2] * scale)
-
-        def mat(r):
-            return r
+    def mat(r):
+        return summary._mul(summary._mul(matrix, r), ct)
 
     return summary.Pose(pose.names, pose.parents, [vec(o) for o in pose.offsets],
                         [vec(t) for t in pose.translations], [mat(r) for r in pose.rotations],
@@ -119,16 +115,19 @@ class Clip:
         parsed: the grammar's :class:`~tracker.motion.bvh_grammar.Parsed` (for the numpy reader,
             :func:`tracker.motion.bvh.motion_from_parsed`, without parsing the file again).
         header: the HIERARCHY and MOTION header (file units).
-        unit, scale, up_axis, unit_detected, frame_time: as in :class:`~tracker.motion.motion.SourceInfo`.
+        orientation: how the file becomes metres and Z up (:class:`~tracker.motion.orient.Orientation`).
+        unit, scale, up_axis, mirrored, unit_detected, frame_time: as in :class:`~tracker.motion.motion.SourceInfo`.
     """
 
-    def __init__(self, path: str, parsed: grammar.Parsed, unit: str, up_axis: str, unit_detected: bool) -> None:
+    def __init__(self, path: str, parsed: grammar.Parsed, found: orient.Orientation, unit_detected: bool) -> None:
         self.path = path
         self.parsed = parsed
         self.header = parsed.header
-        self.unit = unit
-        self.scale = UNITS[unit]
-        self.up_axis = up_axis
+        self.orientation = found
+        self.unit = found.unit
+        self.scale = found.scale
+        self.up_axis = found.up
+        self.mirrored = found.mirrored
         self.unit_detected = unit_detected
         self.frame_time = self.header.frame_time
 
@@ -151,7 +150,7 @@ class Clip:
 
     def pose(self, frame: int = 0) -> summary.Pose:
         """Frame ``frame`` in metres, Z up."""
-        return _to_si(file_pose(self.header, self.row(frame)), self.scale, self.up_axis)
+        return _to_si(file_pose(self.header, self.row(frame)), self.scale, self.orientation.matrix)
 
     def added_tpose_frames(self, max_blend: int = 12) -> int:
         """How many leading frames retargeting drops as an added T-pose and its blend.
@@ -275,8 +274,6 @@ def read_clip_bytes(data: bytes, name: str, *, unit: str | None = None, up_axis:
     def read(data: bytes, name: str) -> Clip:
         parsed = grammar.parse(data, name)
         grammar.check_values(parsed, name)
-        detected = unit is None
-        found = detect(parsed.header, list(map(float, parsed.row(0))), up, name) if detected else unit
-        return Clip(name, parsed, found, up, detected)
+        return Clip(name, parsed, orientation(parsed, unit, up, name), unit is None)
 
     return grammar.guarded(data, name, read)

@@ -149,10 +149,10 @@ def read_file(path: str | Path) -> bytes:
         raise BVHError(repr(str(path))[1:-1], None, f"cannot read file: {exc}") from None
 
 
-def check_options(unit: str | None, up_axis: str | None) -> tuple[float | None, str]:
-    """Metres per ``unit`` (``None`` to detect it) and the normalised up axis; ``ValueError`` if unknown."""
+def check_options(unit: str | None, up_axis: str | None) -> tuple[float | None, str | None]:
+    """Metres per ``unit`` and the normalised up axis (``None``: detect it); ``ValueError`` if unknown."""
     scale = None if unit is None else unit_names.check_unit(unit)
-    return scale, unit_names.check_up_axis("Y" if up_axis is None else up_axis)
+    return scale, None if up_axis is None else unit_names.check_up_axis(up_axis)
 
 
 def guarded(data: bytes, name: str, read: Callable[[bytes, str], T]) -> T:

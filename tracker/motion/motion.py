@@ -18,10 +18,13 @@ class SourceInfo:
         path: the file read (or ``"<string>"``).
         unit: length unit of the file, a key of :data:`tracker.motion.units.UNITS`.
         scale: metres per file unit.
-        up_axis: the file's up axis, ``"Y"`` or ``"Z"``.
+        up_axis: the file's up axis, one of :data:`tracker.motion.unit_names.UP_AXES`.
         unit_detected: ``True`` if the unit was detected from the skeleton's
             height, ``False`` if the caller gave it.
         frame_time: the file's ``Frame Time`` in seconds, as written.
+        mirrored: the file is left-handed and was reflected (:mod:`tracker.motion.orient`).
+        stature_m: the skeleton's standing height, m (None: not a humanoid).
+        how: how the up axis, handedness and unit were decided, one sentence each.
     """
 
     path: str
@@ -30,6 +33,9 @@ class SourceInfo:
     up_axis: str
     unit_detected: bool
     frame_time: float
+    mirrored: bool = False
+    stature_m: float | None = None
+    how: dict | None = None
 
 
 @dataclass(frozen=True, eq=False)

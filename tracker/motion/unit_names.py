@@ -26,7 +26,8 @@ UNIT_HELP: dict[str, str] = {
     "asf": "CMU ASF units (1/0.45 inch)",
 }
 
-UP_AXES = ("Y", "Z")
+#: Up axes a file may have ("-Y": its up is -Y); Y and Z first, the usual ones.
+UP_AXES = ("Y", "Z", "X", "-Y", "-Z", "-X")
 
 #: Height assumed for the unit detection: the unit that makes the skeleton
 #: closest to this (on a log scale) wins.
@@ -44,8 +45,10 @@ def check_unit(unit: str) -> float:
 
 
 def check_up_axis(up_axis: str) -> str:
-    """Normalised up-axis name (``"Y"`` or ``"Z"``); ``ValueError`` otherwise."""
+    """Normalised up-axis name (one of :data:`UP_AXES`; ``"+Y"`` is ``"Y"``); ``ValueError`` otherwise."""
     up = str(up_axis).upper()
+    if up.startswith("+"):
+        up = up[1:]
     if up not in UP_AXES:
         raise ValueError(f"unknown up axis {up_axis!r}; valid: {', '.join(UP_AXES)}")
     return up
@@ -71,4 +74,4 @@ def detect_unit(height: float) -> str | None:
 
 def up_index(up_axis: str) -> int:
     """Index of the up axis among x, y, z in the file's coordinates."""
-    return "XYZ".index(check_up_axis(up_axis))
+    return "XYZ".index(check_up_axis(up_axis)[-1])

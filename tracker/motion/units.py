@@ -1,8 +1,8 @@
 """Length units and up-axis conversion for BVH files.
 
-BVH files carry no unit and no up axis. We detect the unit from the
-skeleton's height (the vertical extent of its frame-0 pose) and assume Y up
-unless told otherwise. A Y-up file is turned Z-up by the proper rotation
+BVH files carry no unit and no up axis. Both are read from the body the file
+holds (:mod:`tracker.motion.orient`): up is where the head is and the feet are
+not, the unit the one that makes the stature human. A Y-up file is turned Z-up by the proper rotation
 ``C`` mapping ``(x, y, z) -> (z, x, y)``: the file's up (+Y) becomes +Z and
 its forward (+Z, the usual BVH facing) becomes +X, as the package conventions
 require. Positions map as ``p' = C p``, rotations as ``R' = C R C^T``.
@@ -26,9 +26,9 @@ from tracker.motion.unit_names import (  # noqa: F401
     up_index,
 )
 
-_Y_UP_TO_Z_UP = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+def axis_matrix(up_axis: str, mirrored: bool = False) -> np.ndarray:
+    """``C`` ``(3, 3)`` from a file with ``up_axis`` up to Z up: a rotation, times a reflection of
+    the lateral axis for a ``mirrored`` (left-handed) file (:func:`tracker.motion.orient.up_matrix`)."""
+    from tracker.motion.orient import up_matrix
 
-
-def axis_matrix(up_axis: str) -> np.ndarray:
-    """Rotation ``C`` ``(3, 3)`` from a file with ``up_axis`` up to Z up."""
-    return _Y_UP_TO_Z_UP.copy() if check_up_axis(up_axis) == "Y" else np.eye(3)
+    return np.array(up_matrix(check_up_axis(up_axis), mirrored), dtype=float).reshape(3, 3)

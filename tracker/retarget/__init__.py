@@ -33,6 +33,7 @@ def load_clip_reference(
     unit: str | None = None,
     return_parts: bool = False,
     repair_glitches: bool = True,
+    up_axis: str | None = None,
 ):
     """A reference for ``clip``: a saved ``.npz`` reference, a DeepMimic motion file, or a BVH retargeted now.
 
@@ -68,7 +69,7 @@ def load_clip_reference(
 
     from tracker.errors import RetargetError
 
-    motion = read_bvh(path, unit=unit)
+    motion = read_bvh(path, unit=unit, up_axis=up_axis)
     kin = mdl.kinematics()
     try:
         ref = retarget(

@@ -11,8 +11,9 @@ A glitch of joint ``j`` is a span of frames ``[a, b]`` (at most
 
 A fast but real motion (a kick's knee) moves on and does not come back within a
 few frames, so it is not a glitch; a solver flip (a hand turned 174 degrees for
-one frame) is. A repair replaces the span by the slerp between its two
-neighbours. Rotations are the source's local joint rotations, so a glitch is
+one frame) is; one that does not come back is a lasting flip
+(:mod:`tracker.retarget.flips`). A repair replaces the span by the slerp between
+its two neighbours. Rotations are the source's local joint rotations, so a glitch is
 reported at the joint where it happens, not at every descendant it moves.
 """
 

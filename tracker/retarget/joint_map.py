@@ -15,7 +15,7 @@ it is current).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tracker.errors import RetargetError
@@ -92,7 +92,8 @@ class JointMap:
         links: character link -> :class:`LinkSource` (source names after prefix stripping).
         strip_prefix: regex removed from source joint names before matching.
         detect: names that identify the convention.
-        path: the YAML file.
+        path: the YAML file (``<matched: CLIP>`` for a map found from the skeleton's shape).
+        matching: for a matched map, how sure the match is (:func:`tracker.retarget.matcher.confidence`).
     """
 
     name: str
@@ -101,6 +102,7 @@ class JointMap:
     strip_prefix: str
     detect: tuple[str, ...]
     path: Path
+    matching: dict | None = field(default=None, compare=False)
 
     def canonical(self, name: str) -> str:
         return conventions.canonical(self.strip_prefix, name)
@@ -249,11 +251,16 @@ def _maps_from_index() -> list[JointMap] | None:
         return None
 
 
-def select_joint_map(skeleton: Skeleton, spec: str | Path | None = None, source: str = "clip") -> JointMap:
+def select_joint_map(skeleton: Skeleton, spec: str | Path | None = None, source: str = "clip",
+                     motion=None) -> JointMap:
     """Pick the map for ``skeleton``: ``spec`` is a built-in name, a YAML path, or None to detect.
 
+    Detection tries the shipped maps (known conventions, by joint names) and then matches the
+    skeleton by its shape (:mod:`tracker.retarget.matcher`; ``motion``, when given, decides the
+    sides of a skeleton whose names do not). A matched map carries ``matching`` (how sure).
+
     Raises:
-        RetargetError: no map fits (lists the known maps and how to write one).
+        RetargetError: not a humanoid (naming what is missing), or a bad ``spec``.
     """
     maps = builtin_maps()
     if spec is not None:
@@ -267,20 +274,39 @@ def select_joint_map(skeleton: Skeleton, spec: str | Path | None = None, source:
         jm.resolve(skeleton)
         return jm
     scored = sorted(((m.score(skeleton), m.name) for m in maps.values()), reverse=True)
-    fits = [maps[name] for score, name in scored if score >= 0]
+    fits = [maps[name] for score, name in scored if score >= 0 and _same_shape(maps[name], skeleton)]
     if not fits:
-        shown = ", ".join(skeleton.names[:6]) + (" ..." if len(skeleton.names) > 6 else "")
-        names = {m.name: {m.canonical(n) for n in skeleton.names} for m in maps.values()}
-        near = max(maps.values(), key=lambda m: sum(d in names[m.name] for d in m.detect) - len(m._missing(names[m.name])))
-        missing = sorted(near._missing(names[near.name]))
-        hint = ""
-        if sum(d in names[near.name] for d in near.detect) >= len(near.detect) // 2 and missing:
-            hint = f"; closest is {near.name}, which lacks {', '.join(missing[:6])} (a missing limb?)"
-        raise RetargetError(
-            f"{source}: skeleton ({shown}) matches no joint map (known: {', '.join(maps)}){hint}; "
-            "write one (see tracker/retarget/joint_maps/cmu_mb.yaml) and pass --map FILE"
-        )
+        from tracker.retarget.matcher import match_skeleton, motion_frames
+
+        frames = motion_frames(motion) if motion is not None else None
+        jmap, how = match_skeleton(skeleton, frames, source)
+        return replace(jmap, matching=how)
     return fits[0]
+
+
+def _same_shape(jmap: JointMap, skeleton) -> bool:
+    """Whether a map that fits by names also fits the tree: its chest is where the arms hang, its
+    thighs and upper arms are on the leg and arm chains (:mod:`tracker.motion.body`). A rig that
+    shares a few names with a known convention (``Hips``, ``Spine1``, ``LeftUpLeg``) but not its
+    shape is then matched by its shape instead. A tree that is no humanoid leaves the names to decide."""
+    from tracker.motion.body import NotHumanoid, find_body
+
+    try:
+        end_parents = getattr(skeleton, "end_site_parents", getattr(skeleton, "end_parents", ()))
+        end_offsets = getattr(skeleton, "end_site_offsets", getattr(skeleton, "end_offsets", ()))
+        body = find_body(skeleton.names, [int(p) for p in skeleton.parents], [tuple(o) for o in skeleton.offsets],
+                         [int(p) for p in end_parents], [tuple(o) for o in end_offsets],
+                         getattr(skeleton, "channels", None))
+    except NotHumanoid:
+        return True
+    names = [jmap.canonical(n) for n in skeleton.names]
+    legs = {names[k] for limb in body.legs for k in limb.chain}
+    arms = {names[k] for limb in body.arms for k in limb.chain}
+    links = jmap.links
+    return (links["chest"].joint == names[body.chest]
+            and all(links[f"{s}_thigh"].joint in legs and links[f"{s}_foot"].joint in legs for s in ("left", "right"))
+            and all(links[f"{s}_upper_arm"].joint in arms and links[f"{s}_hand"].joint in arms
+                    for s in ("left", "right")))
 
 
 if __name__ == "__main__":

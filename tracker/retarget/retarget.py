@@ -17,8 +17,10 @@ Steps (each a function below):
 7. the quality report (:mod:`tracker.retarget.quality`).
 
 Before step 1, glitches of the source (a joint that flips for a few frames and
-comes back, :mod:`tracker.retarget.glitches`) are found and, unless
-``repair_glitches`` is off, interpolated over. In step 4 each upper limb is
+comes back, :mod:`tracker.retarget.glitches`) and lasting flips (a joint that
+turns over and stays turned, :mod:`tracker.retarget.flips`) are found and,
+unless ``repair_glitches`` is off, repaired; motion faster than the character
+can follow is reported. In step 4 each upper limb is
 turned about its bone so the hinge plane holds the source's lower bone, and a
 wrist whose clip-long pose lies beyond its range gets its neutral shifted
 (:mod:`tracker.retarget.limbs`).
@@ -37,6 +39,7 @@ from tracker.errors import RetargetError
 from tracker.motion.motion import Motion
 from tracker.retarget.calibrate import cue_weight, frame, hinge_normal, link_offset
 from tracker.retarget.contacts import FOOT_LINKS, FootContacts, detect_contacts
+from tracker.retarget.flips import fast_report, find_fast, find_flips, flip_report, repair_flips
 from tracker.retarget.glitches import find_glitches, glitch_report, repair_glitches
 from tracker.retarget.grounding import ground
 from tracker.retarget.ik import two_bone_ik
@@ -283,7 +286,7 @@ def retarget(
     opt = options or RetargetOptions()
     if motion.n_frames < 2:
         raise RetargetError(f"{source}: clip has {motion.n_frames} frame(s); at least 2 are needed")
-    jmap = joint_map if isinstance(joint_map, JointMap) else select_joint_map(motion.skeleton, joint_map, source)
+    jmap = joint_map if isinstance(joint_map, JointMap) else select_joint_map(motion.skeleton, joint_map, source, motion=motion)
     dropped = 0
     source_fps, source_frames = float(motion.fps), int(motion.n_frames)  # the file's (timing.ClipTiming)
     if opt.drop_tpose:
@@ -291,6 +294,10 @@ def retarget(
     glitches = find_glitches(motion)
     if opt.repair_glitches:
         motion = repair_glitches(motion, glitches)
+    flips = find_flips(motion)
+    if opt.repair_glitches:
+        motion = repair_flips(motion, flips)
+    fast = find_fast(motion)
     fps = motion.fps
     geo = CharacterGeometry(kin)
     src = SourcePoints(motion, jmap)
@@ -350,15 +357,60 @@ def retarget(
     report["segment_ratios"] = segment_ratios(src, jmap, geo, scale)
     report["glitches"] = glitch_report(glitches, dropped, fps)
     report["glitches_repaired"] = bool(opt.repair_glitches)
+    report["flips"] = flip_report(flips, dropped, fps)
+    report["fast"] = fast_report(fast, dropped, fps)
+    if jmap.matching is not None:
+        report["matching"] = jmap.matching
     report.update({"convention": jmap.name, "joint_map": str(jmap.path), "scale": float(scale), "dropped_frames": int(dropped),
                    "source_fps": source_fps, "source_frames": source_frames,
                    "heading_rad": float(yaw0), "ik_feet": opt.ik_feet, "ik_hands": opt.ik_hands})
+    report["warnings"] = retarget_warnings(report, q, fps, motion.source, geo.leg_length())
     ref = Reference(q, v, fps, tuple((j.name, j.kind) for j in kin.layout.joints), model_name, source, report,
                     contacts=contacts.contact)
     if opt.fps is not None and abs(opt.fps - fps) > 1e-9:
         ref = ref.resample(opt.fps)
     object.__setattr__(ref, "quality", {**report, "frames": ref.n_frames, "fps": ref.fps})
     return ref
+
+
+#: Thresholds of the retarget's warnings (``--strict`` makes them errors).
+WARN_BONE_COS = 0.5
+WARN_LIMIT_SHARE = 0.2
+WARN_STATURE_M = (1.0, 2.3)
+#: A root faster than this (m/s, horizontal, over a tenth of a second) is not a person's.
+WARN_ROOT_SPEED = 12.0
+#: A pelvis higher than this many leg lengths above the floor is not a person's.
+WARN_ROOT_HEIGHT_LEGS = 2.5
+
+
+def retarget_warnings(report: dict, q: np.ndarray, fps: float, source, leg: float) -> list[str]:
+    """Signs that a retarget is wrong, one sentence each (see the ``WARN_*`` thresholds)."""
+    out = []
+    if report["bone_cos_min"] < WARN_BONE_COS:
+        out.append(f"bone-direction cosine min {report['bone_cos_min']:.2f} < {WARN_BONE_COS} "
+                   f"({report['bone_cos_min_link']} at clip frame {report['bone_cos_min_frame']}): a limb "
+                   "points the wrong way (a wrong joint map, up axis or a flipped rig?)")
+    frames = len(q)
+    for joint, n in sorted(report.get("clamped_by_joint", {}).items(), key=lambda kv: -kv[1]):
+        if n > WARN_LIMIT_SHARE * frames:
+            out.append(f"{joint} sits at its joint limit in {n} of {frames} frames ({100 * n / frames:.0f} % > "
+                       f"{100 * WARN_LIMIT_SHARE:.0f} %)")
+    stature = getattr(source, "stature_m", None) if source is not None else None
+    if stature is not None and not WARN_STATURE_M[0] <= stature <= WARN_STATURE_M[1]:
+        out.append(f"stature {stature:.2f} m is outside {WARN_STATURE_M[0]}-{WARN_STATURE_M[1]} m "
+                   f"(unit {source.unit}: pass --unit if that is wrong)")
+    if getattr(source, "unit", None) == "scaled":
+        out.append(f"the skeleton fits no length unit; it was scaled to a {stature:.2f} m stature")
+    k = max(1, int(round(0.1 * fps)))
+    if frames > k:
+        speed = np.linalg.norm(q[k:, :2] - q[:-k, :2], axis=1) * fps / k
+        if speed.max() > WARN_ROOT_SPEED:
+            out.append(f"the root moves at up to {speed.max():.1f} m/s (> {WARN_ROOT_SPEED} m/s over "
+                       f"{k / fps:.2f} s): not a person's path")
+    if q[:, 2].max() > WARN_ROOT_HEIGHT_LEGS * leg:
+        out.append(f"the pelvis rises to {q[:, 2].max():.2f} m, over {WARN_ROOT_HEIGHT_LEGS} leg lengths: "
+                   "not a person's path")
+    return out
 
 
 def _compose_q(kin, rots, pelvis_pos, spherical_limits):
