@@ -22,7 +22,8 @@ a skeleton whose joints are called ``j0 ... jN`` is found as well as a named one
   chain or branches (eyes, jaw), or its parent when it sits at the same point (a facial root);
   a leaf called like an end point (``HeadTop_End``) is the head's end, not the head.
 * a **leg** chain: the thigh and shin are the two consecutive longest bones; the ankle ends the
-  shin; the first point past it (a toe joint or the foot's End Site) gives the foot's direction.
+  shin; the first point past it at least 40 % as far as the farthest (a toe joint, or an End
+  Site) gives the foot's direction.
 * an **arm** chain: a bone is long when it is at least half the chain's longest; the last long
   bone is the forearm, it ends at the hand, and the previous bone is the upper arm (a clavicle
   before it, fingers after it are optional). The hand's end is its middle finger (the knuckle
@@ -255,7 +256,24 @@ def _leg(t: Tree, root: int) -> Limb:
         raise NotHumanoid(f"the leg from {t.names[root]!r} has {len(chain)} joint(s): no thigh, shin and ankle")
     i = max(range(len(bones) - 1), key=lambda k: bones[k] + bones[k + 1])
     upper, middle, end = chain[i], chain[i + 1], chain[i + 2]
-    return Limb(chain, upper, middle, end, _tip(t, chain, end))
+    return Limb(chain, upper, middle, end, _toe(t, chain, end))
+
+
+def _toe(t: Tree, chain: list[int], ankle: int) -> int:
+    """The foot's direction point: the first point past the ankle (a joint, or the last joint's End
+    Site) at least 40 % as far from it as the farthest, so that a short joint below the ankle (a
+    ``ForeFoot`` 1.4 cm down, its End Site 8.7 cm forward) does not stand for the toes."""
+    after = chain[chain.index(ankle) + 1:]
+    points = [(k, _norm(_rest_position(t, ankle, k))) for k in after]
+    if after and t.has_end[after[-1]]:
+        points.append((-1 - after[-1], points[-1][1] + t.end_len[after[-1]]))
+    elif not after and t.has_end[ankle]:
+        return -1 - ankle
+    far = max((d for _, d in points), default=0.0)
+    for k, d in points:
+        if d >= 0.4 * far and d > t.eps:
+            return k
+    return -1 - ankle
 
 
 def _arm(t: Tree, root: int) -> Limb:

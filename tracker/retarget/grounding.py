@@ -17,8 +17,10 @@ Given the retargeted ``q`` and the source's foot contacts
    that puts the sole's lowest point on z = 0; outside contacts it stays where
    it was (or goes to the scaled source ankle with ``follow_source``), except
    that a foot below the floor is lifted onto it. The ankle then takes the
-   wanted foot orientation within its limits, and the solve is repeated once
-   with the residual so that the clamped orientation still touches.
+   wanted foot orientation within its limits, and the solve is repeated with
+   the residual so that the clamped orientation still touches; where the
+   hip's limits kept the ankle from its target, the repeat keeps the ankle's
+   horizontal position and corrects only its height.
 """
 
 from __future__ import annotations
@@ -221,6 +223,10 @@ def ground(kin: Kinematics, q: np.ndarray, contacts: FootContacts, ankle_rel: np
             if not off.any():
                 break
             check = check[off]
+            # where the hip's limits kept the ankle from its target (a trailing leg stretched behind
+            # in double support), the foot is planted where the leg can reach: only its height is
+            # corrected, from where the ankle is
+            target[check, :2] = p2[foot][off, :2]
             target[check, 2] = p2[foot][off, 2] - sole[off] + want[check]
             redo = np.zeros(f, bool)
             redo[check] = True

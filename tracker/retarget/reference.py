@@ -136,9 +136,18 @@ class Reference:
         n = int(np.floor(self.duration * fps + 1e-9)) + 1
         qs, vs = zip(*(self.sample(i / fps) for i in range(n)))
         contacts = None
-        if self.contacts is not None:  # nearest frame
-            idx = np.minimum(np.round(np.arange(n) / fps * self.fps).astype(int), self.n_frames - 1)
-            contacts = self.contacts[idx]
+        if self.contacts is not None:
+            # a foot is down in an output frame when it is in any source frame within half an output
+            # frame of it (the nearest frame when upsampling): a walk's short double supports survive
+            # going down from 120 to 24-30 fps
+            centre = np.arange(n) / fps * self.fps
+            half = max(0.5 * self.fps / fps, 0.5)
+            lo = np.clip(np.ceil(centre - half + 1e-9).astype(int), 0, self.n_frames - 1)
+            hi = np.clip(np.floor(centre + half - 1e-9).astype(int), 0, self.n_frames - 1)
+            near = np.minimum(np.round(centre).astype(int), self.n_frames - 1)
+            lo, hi = np.minimum(lo, near), np.maximum(hi, near)
+            cum = np.vstack([np.zeros((1, self.contacts.shape[1]), int), np.cumsum(self.contacts, axis=0)])
+            contacts = (cum[hi + 1] - cum[lo]) > 0
         return Reference(np.array(qs), np.array(vs), fps, self.joints, self.model, self.source, self.quality,
                          contacts)
 

@@ -323,7 +323,7 @@ def retarget(
 
     heel = np.stack([scaled(src(L[f].joint)) for f in FOOT_LINKS], axis=1)
     toe = np.stack([scaled(src.bone(L[f])[1]) for f in FOOT_LINKS], axis=1)
-    contacts = detect_contacts(heel, toe, fps)
+    contacts = detect_contacts(heel, toe, fps, root_z=scaled(src_hipmid)[:, 2])
     _flatten_feet(rots, contacts)
     directions = {}
     for link in ("left_thigh", "left_shin", "right_thigh", "right_shin",
