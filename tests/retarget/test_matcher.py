@@ -197,3 +197,37 @@ def test_a_non_humanoid_is_refused_by_the_command_with_exit_2(tmp_path, capsys) 
     assert main(["retarget", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "not a humanoid" in err and "Traceback" not in err
+
+
+def test_random_trees_are_matched_or_refused_in_one_line_never_an_escape() -> None:
+    """Any joint tree (random shapes, zero offsets, single joints, deep chains) goes through the body
+    finder, the orientation and the matcher with a humanoid found or a RetargetError, nothing else."""
+    from types import SimpleNamespace
+
+    from tracker.motion import orient, summary
+
+    rng = np.random.default_rng(0)
+    outcomes = {"matched": 0, "refused": 0}
+    for case in range(400):
+        n = int(rng.integers(1, 40))
+        parents = [-1] + [int(rng.integers(0, j)) for j in range(1, n)]
+        offsets = [tuple(float(x) for x in (rng.normal(0, 10, 3) if rng.random() > 0.2 else np.zeros(3)))
+                   for _ in range(n)]
+        end_parents = [j for j in range(n) if j not in parents[1:] and rng.random() > 0.3]
+        end_offsets = [tuple(float(x) for x in rng.normal(0, 5, 3)) for _ in end_parents]
+        channels = [("Xposition", "Yposition", "Zposition", "Zrotation", "Yrotation", "Xrotation")] + \
+            [("Zrotation", "Yrotation", "Xrotation")] * (n - 1)
+        names = [f"j{k}" for k in range(n)]
+        identity = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+        pose = summary.Pose(names, parents, offsets, offsets, [identity] * n, end_parents, end_offsets)
+        found = orient.decide([pose], channels, None, None)
+        assert found.unit in ("m", "cm", "mm", "inch", "asf", "scaled")
+        skeleton = SimpleNamespace(names=names, parents=parents, offsets=offsets, end_site_parents=end_parents,
+                                   end_site_offsets=end_offsets, channels=channels)
+        try:
+            match_skeleton(skeleton, None, f"case{case}.bvh")
+            outcomes["matched"] += 1
+        except RetargetError as exc:
+            assert "\n" not in str(exc) and str(exc).startswith(f"case{case}.bvh: ")
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 300

@@ -23,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "clip skeleton's segment lengths (tracker model fit, cached)")
     p.add_argument("--map", dest="joint_map", default=None,
                    help="joint map: a built-in name (cmu_mb, cmu_daz, cc_base, bandai, mixamo, lafan1) or a YAML file; "
-                        "default: detected from the joint names")
+                        "default: a known convention by its joint names, else found from the skeleton's shape")
     p.add_argument("--ik", action="store_true", help="bring the feet to the scaled source positions by IK")
     p.add_argument("--ik-hands", action="store_true", help="also bring the hands to the scaled source positions")
     p.add_argument("--fps", type=positive_float, default=None, help="resample the reference to this rate (Hz, > 0)")

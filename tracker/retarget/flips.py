@@ -51,7 +51,7 @@ from scipy.spatial.transform import Rotation
 
 from tracker.motion.motion import Motion
 from tracker.motion.skeleton import Skeleton
-from tracker.retarget.glitches import GlitchParams
+from tracker.retarget.glitches import GlitchParams, _angle
 
 
 @dataclass(frozen=True)
@@ -136,11 +136,6 @@ class Fast:
     start: int
     stop: int
     peak_speed: float
-
-
-def _angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Geodesic angles between xyzw quaternions ``(..., 4)``, rad."""
-    return 2 * np.arccos(np.abs(np.sum(a * b, axis=-1)).clip(max=1.0))
 
 
 def _twist(q: np.ndarray, axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
