@@ -425,6 +425,36 @@ def campaign(kind: str, n: int, seed: int, out: Path, limit: float, work: Path, 
             "seconds": round(time.perf_counter() - t_start, 1)}
 
 
+FILE_KINDS = ("recording", "reference", "offsets", "urdf", "numbers", "special", "sweep", "write")
+
+
+def file_campaign(kind: str, make, check, n: int, seed: int, out: Path, limit: float, log) -> dict:
+    """``n`` hostile inputs of one of :data:`FILE_KINDS` (``scripts/fuzz_files.py``), in-process."""
+    rng = random.Random(f"{kind}-{seed}")
+    counts: Counter = Counter()
+    slowest, slowest_case = 0.0, ""
+    t_start = time.perf_counter()
+    for case in range(n):
+        args, data, suffix = make(rng, case)
+        outcome, seconds, detail = run_case(check, (args, kind), limit)
+        counts[outcome if outcome != "hung" else "escaped"] += 1
+        slow = seconds > limit or outcome == "hung"
+        counts["slow"] += slow
+        if seconds > slowest:
+            slowest, slowest_case = seconds, f"case {case}"
+        if outcome in ("escaped", "hung") or slow:
+            out.mkdir(parents=True, exist_ok=True)
+            stem = out / f"{kind}-seed{seed}-case{case}"
+            stem.with_suffix(suffix).write_bytes(data)
+            stem.with_suffix(".txt").write_text(f"{outcome}, {seconds:.2f} s\n{detail}\n")
+            log(f"  {kind} case {case}: {outcome} in {seconds:.2f} s -> {stem.with_suffix(suffix)}")
+        if (case + 1) % 1000 == 0:
+            log(f"  {kind}: {case + 1}/{n} ({time.perf_counter() - t_start:.0f} s, peak {peak_rss_mb():.0f} MB)")
+    return {"cases": n, "accepted": counts["accepted"], "rejected": counts["rejected"],
+            "escaped": counts["escaped"], "slow": counts["slow"], "slowest_s": round(slowest, 3),
+            "slowest_case": slowest_case, "seconds": round(time.perf_counter() - t_start, 1)}
+
+
 def cli_sample(n: int, seed: int, out: Path, work: Path, log) -> dict:
     """``n`` mutated files through the command line (half BVH via ``tracker inspect --json``, half
     configs via ``tracker run`` for 0.1 s): exit 0/2/3 and, on 2, one ``error:`` line."""
@@ -448,7 +478,7 @@ def cli_sample(n: int, seed: int, out: Path, work: Path, log) -> dict:
             path = work / f"cli-{name}.yaml"
             path.write_bytes(data)
             argv = ["run", str(path), "--set", "sim.duration=0.1", "--set", "outputs.video=false",
-                    "--out", str(work / "cli-result"), *[a for o in overrides for a in ("--set", o)]]
+                    "--out", str(work / "cli-result"), "--force", *[a for o in overrides for a in ("--set", o)]]
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "tracker", *argv], capture_output=True, text=True, env=env,
                               timeout=600, check=False)
@@ -485,6 +515,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="fraction of the BVH cases also retargeted onto the humanoid (default 0.05)")
     p.add_argument("--cli", type=int, default=0,
                    help="also run this many mutated files through the command line, one process each (default 0)")
+    p.add_argument("--files", type=int, default=0,
+                   help="hostile inputs per file campaign (recordings, references, offset tracks, URDF model "
+                        "files, command-line numbers, special files, sweep state, write faults; default 0)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     args = p.parse_args(argv)
 
@@ -504,6 +537,12 @@ def main(argv: list[str] | None = None) -> int:
             result["yaml"] = campaign("yaml", args.yaml, args.seed, out, args.slow, Path(tmp), log)
         if args.cli:
             result["cli"] = cli_sample(args.cli, args.seed, out, Path(tmp), log)
+        if args.files:
+            sys.path.insert(0, str(REPO / "scripts"))
+            from fuzz_files import campaigns
+
+            for kind, (make, check) in campaigns(Path(tmp) / "files").items():
+                result[kind] = file_campaign(kind, make, check, args.files, args.seed, out, args.slow, log)
     result["peak_memory_mb"] = round(peak_rss_mb())
     if args.json:
         print(json.dumps(result, indent=2))
@@ -511,14 +550,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"seed {args.seed}, peak memory {result['peak_memory_mb']} MB")
         print(f"{'campaign':<8} {'cases':>7} {'accepted':>9} {'rejected':>9} {'escaped':>8} "
               f"{'slow':>5} {'slowest':>8} {'time':>7}")
-        for kind in ("bvh", "yaml", "cli"):
+        for kind in ("bvh", "yaml", "cli", *FILE_KINDS):
             r = result.get(kind)
             if r and kind == "cli":
                 print(f"{kind:<8} {r['cases']:>7} {r['accepted']:>9} {r['rejected']:>9} {r['escaped']:>8}")
             elif r:
                 print(f"{kind:<8} {r['cases']:>7} {r['accepted']:>9} {r['rejected']:>9} {r['escaped']:>8} "
                       f"{r['slow']:>5} {r['slowest_s']:>7.2f}s {r['seconds']:>6.0f}s")
-    bad = sum(result[k]["escaped"] + result[k]["slow"] for k in ("bvh", "yaml", "cli") if k in result)
+    bad = sum(result[k]["escaped"] + result[k]["slow"] for k in ("bvh", "yaml", "cli", *FILE_KINDS) if k in result)
     return 1 if bad else 0
 
 

@@ -8,6 +8,32 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from tracker.errors import TrackerError
+from tracker.outdir import path_problem
+
+
+class WriteError(TrackerError, OSError):
+    """A file could not be written (a full disk, a file-size limit, no permission, a name too long).
+
+    A :class:`~tracker.errors.TrackerError` (one line naming the file, exit status 2) that is
+    also the :class:`OSError` it came from (``errno`` kept), for callers that catch those.
+    """
+
+    def __init__(self, path: str | Path, exc: OSError) -> None:
+        OSError.__init__(self, exc.errno, exc.strerror)
+        self.path = Path(path)
+        self.message = f"cannot write {path} ({path_problem(exc)})"
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self):  # across processes (sweep workers): rebuilt from the path and the OSError's numbers
+        return _write_error, (str(self.path), self.errno, self.strerror)
+
+
+def _write_error(path: str, errno: int | None, strerror: str | None) -> WriteError:
+    return WriteError(path, OSError(errno, strerror))
+
 
 def make_readable(path: str | Path) -> None:
     """Give a temporary file the permissions a normal ``open()`` would (mkstemp makes it 0600)."""
@@ -22,16 +48,25 @@ def atomic_target(path: str | Path, suffix: str = "") -> Iterator[Path]:
 
     The file gets normal permissions; on any error the temporary file is removed and
     ``path`` is left as it was. ``suffix`` keeps writers that add an extension happy.
+
+    Raises:
+        WriteError: an :class:`OSError` while writing (disk full, file-size limit, permissions),
+            as one line naming ``path``.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    except OSError as exc:
+        raise WriteError(path, exc) from None
     os.close(fd)
     try:
         yield Path(tmp)
         make_readable(tmp)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not isinstance(exc, TrackerError):
+            raise WriteError(path, exc) from None  # a full disk, a file-size limit: say which file
         raise
 
 

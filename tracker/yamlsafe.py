@@ -283,27 +283,17 @@ def read_yaml_file(path: str | Path, what: str = "config", *, error: type[Tracke
         error: the exception type raised.
 
     Raises:
-        error: missing, unreadable, too large, not UTF-8, or invalid YAML; one line naming the file.
+        error: missing, not a regular file (FIFO, device, folder), a name too long, unreadable, too
+            large, not UTF-8, or invalid YAML; one line naming the file.
     """
+    from tracker.readfile import read_bytes_bounded
+
     path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise error(f"{path}: no such {what} file") from None
-    except OSError as exc:
-        raise error(f"{path}: cannot read {what} file ({exc.strerror or exc})") from None
-    except ValueError as exc:  # e.g. a NUL byte in the path
-        raise error(f"{show_scalar(str(path))}: cannot read {what} file ({exc})") from None
-    if len(data) > max_bytes:
-        raise error(f"{path}: the {what} file is larger than the {_size(max_bytes)} limit for {what} files")
+    # a FIFO, a device or a folder is refused by its type before any open (a FIFO's would block)
+    data = read_bytes_bounded(path, what, max_bytes, error)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise error(f"{path}:{line}: cannot read {what} file (bytes that are not UTF-8 text)") from None
     return load_yaml_text(text, str(path), error=error, max_depth=max_depth, max_values=max_values)
-
-
-def _size(n: int) -> str:
-    return f"{n >> 20} MiB" if n % (1 << 20) == 0 else (f"{n >> 10} KiB" if n % 1024 == 0 else f"{n} bytes")

@@ -116,5 +116,5 @@ def test_missing_file_is_a_bvherror(tmp_path: Path) -> None:
     with pytest.raises(BVHError, match="cannot read file") as info:
         read_bvh(tmp_path / "nope.bvh")
     assert info.value.line is None
-    with pytest.raises(BVHError, match="cannot read file"):
-        read_bvh(tmp_path)  # a directory
+    with pytest.raises(BVHError, match="a folder, not a BVH file"):
+        read_bvh(tmp_path)  # refused by its type, before any open

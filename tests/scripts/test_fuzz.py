@@ -37,6 +37,25 @@ def test_a_small_campaign_has_no_escape_and_no_slow_case(tmp_path):
     assert not (tmp_path / "repro").exists()  # nothing to reproduce
 
 
+def test_a_short_pass_of_the_file_campaigns_has_no_escape(tmp_path):
+    """Hostile recordings, references, offset tracks, URDFs, command-line numbers, special files, sweep
+    state and write faults (scripts/fuzz_files.py): each is accepted or refused in one line."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--bvh", "0", "--yaml", "0", "--files", "60", "--seed", "3",
+                           "--out", str(tmp_path / "repro"), "--json"],
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    for kind in ("recording", "reference", "offsets", "urdf", "numbers", "special", "sweep", "write"):
+        r = result[kind]
+        assert r["cases"] == 60 == r["accepted"] + r["rejected"] + r["escaped"], kind
+        assert r["escaped"] == 0 and r["slow"] == 0, kind
+    for kind in ("recording", "reference", "offsets", "urdf", "numbers", "write"):
+        assert result[kind]["accepted"] > 0 and result[kind]["rejected"] > 0, kind  # both paths exercised
+    assert 0 < result["peak_memory_mb"] < 1024
+    assert not (tmp_path / "repro").exists()
+
+
 def test_mutations_are_seeded():
     fuzz = _module()
     (name, base), keys = fuzz.bvh_bases()[0], fuzz._key_paths()

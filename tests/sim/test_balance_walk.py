@@ -33,7 +33,7 @@ def test_a_free_root_walk_with_balance_does_not_diverge_in_its_first_half_second
         sim.close()
 
 
-@pytest.mark.xfail(strict=False, reason=(
+@pytest.mark.xfail(strict=True, reason=(
     "known, machine-dependent: at 1/60 s with one substep the lying body's left hand chatters against "
     "the ground under its stiff wrist servo, and on some CPUs it reaches PyBullet's 100 rad/s clamp at "
     "5.2 s (passed on the machine of stop 28; 3 or 8 substeps pass, 2 or 4 do not: not a step-size "

@@ -71,6 +71,178 @@ def _origin(el: ET.Element | None) -> tuple[np.ndarray, np.ndarray]:
     return xyz, Rotation.from_euler("xyz", rpy).as_matrix()
 
 
+#: Largest URDF read, bytes, and most links (and joints) it may have.
+MAX_URDF_BYTES = 8 << 20
+MAX_LINKS = 1024
+
+
+def read_urdf(path: Path) -> ET.Element:
+    """The ``<robot>`` element of URDF ``path``, every value the program uses checked (:func:`check_urdf`).
+
+    Raises:
+        ModelError: one line naming the file (and the link or joint, and the value).
+    """
+    from tracker.readfile import read_bytes_bounded
+
+    data = read_bytes_bounded(path, "URDF", MAX_URDF_BYTES, ModelError)
+    try:
+        # pybullet_data's DeepMimic humanoid.urdf ends with a NUL byte; PyBullet ignores it.
+        robot = ET.fromstring(data.rstrip(b"\x00\r\n\t "))
+    except (ET.ParseError, ValueError, RecursionError) as exc:
+        raise ModelError(f"{path}: cannot read URDF ({' '.join(str(exc).split())[:160]})") from None
+    problem = check_urdf(robot, path.parent)
+    if problem:
+        raise ModelError(f"{path}: {problem}")
+    return robot
+
+
+def check_urdf(robot: ET.Element, folder: Path) -> str:
+    """What is wrong with a parsed URDF, or ``""``.
+
+    Links: unique non-empty names; an ``<inertial>`` with a finite mass > 0 kg and a finite,
+    positive-definite inertia; origins of 3 finite numbers; collision and visual shapes of finite
+    positive sizes; mesh files that exist (relative to the URDF's ``folder``). Joints: unique
+    names; a parent and a child that are links; no link the child of two joints, nor of itself;
+    an axis of 3 finite numbers, not zero; limits that are numbers (not NaN), lower <= upper.
+    """
+    if robot.tag != "robot":
+        return f"the root element is <{robot.tag}>, not <robot>"
+    links, joints = robot.findall("link"), robot.findall("joint")
+    if not links or len(links) > MAX_LINKS or len(joints) > MAX_LINKS:
+        return f"{len(links)} links and {len(joints)} joints (1 to {MAX_LINKS} links expected)"
+    names: set[str] = set()
+    for link in links:
+        name = link.get("name") or ""
+        if not name:
+            return "a <link> without a name"
+        if name in names:
+            return f"link {name!r} is given twice"
+        names.add(name)
+        problem = _link_problem(link, folder)
+        if problem:
+            return f"link {name!r}: {problem}"
+    joint_names: set[str] = set()
+    children: set[str] = set()
+    for j in joints:
+        name = j.get("name") or ""
+        if not name:
+            return "a <joint> without a name"
+        if name in joint_names:
+            return f"joint {name!r} is given twice"
+        joint_names.add(name)
+        ends = {}
+        for end in ("parent", "child"):
+            el = j.find(end)
+            ends[end] = el.get("link") if el is not None else None
+            if not ends[end]:
+                return f"joint {name!r}: no <{end} link=...>"
+            if ends[end] not in names:
+                return f"joint {name!r}: {end} link {ends[end]!r} is not a link of the URDF"
+        if ends["child"] in children or ends["child"] == ends["parent"]:
+            return f"joint {name!r}: link {ends['child']!r} is the child of two joints or of itself"
+        children.add(ends["child"])
+        problem = _joint_problem(j)
+        if problem:
+            return f"joint {name!r}: {problem}"
+    return ""
+
+
+def _numbers(text: str | None, n: int, what: str, positive: bool = False) -> str:
+    """What is wrong with ``text`` as ``n`` finite numbers (positive ones), or ``""``."""
+    try:
+        values = [float(x) for x in (text or "").split()]
+    except ValueError:
+        values = []
+    if len(values) != n or not np.isfinite(values).all() or (positive and min(values) <= 0):
+        kind = "positive finite numbers" if positive else "finite numbers"
+        return f"{what} {(text or '')[:60]!r} is not {n} {kind}" if n > 1 else \
+            f"{what} {(text or '')[:60]!r} is not a {kind[:-1]}"
+    return ""
+
+
+def _origin_problem(parent: ET.Element, what: str) -> str:
+    el = parent.find("origin")
+    if el is None:
+        return ""
+    return _numbers(el.get("xyz", "0 0 0"), 3, f"{what} origin xyz") or \
+        _numbers(el.get("rpy", "0 0 0"), 3, f"{what} origin rpy")
+
+
+def _link_problem(link: ET.Element, folder: Path) -> str:
+    inertial = link.find("inertial")
+    if inertial is None:
+        return "no <inertial> (a mass and an inertia)"
+    mass = inertial.find("mass")
+    if mass is None:
+        return "<inertial> has no <mass>"
+    problem = _numbers(mass.get("value"), 1, "mass", positive=True) or _origin_problem(inertial, "inertial")
+    if problem:
+        return problem + " (kg)" if problem.startswith("mass") else problem
+    el = inertial.find("inertia")
+    if el is None:
+        return "<inertial> has no <inertia>"
+    keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    text = " ".join(el.get(k, "0") for k in keys)
+    problem = _numbers(text, 6, "inertia (ixx ixy ixz iyy iyz izz)")
+    if problem:
+        return problem
+    xx, xy, xz, yy, yz, zz = (float(el.get(k, "0")) for k in keys)
+    if np.linalg.eigvalsh(np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])).min() <= 0:
+        return f"inertia ({text}) is not positive definite (kg m^2)"
+    for part in link.findall("collision") + link.findall("visual"):
+        problem = _origin_problem(part, part.tag) or _geometry_problem(part.find("geometry"), folder)
+        if problem:
+            return f"{part.tag}: {problem}"
+    return ""
+
+
+def _geometry_problem(geom: ET.Element | None, folder: Path) -> str:
+    if geom is None or len(geom) == 0:
+        return ""
+    g = geom[0]
+    if g.tag == "box":
+        return _numbers(g.get("size"), 3, "box size", positive=True)
+    if g.tag in ("capsule", "cylinder"):
+        return _numbers(g.get("radius"), 1, f"{g.tag} radius", positive=True) or \
+            _numbers(g.get("length"), 1, f"{g.tag} length", positive=True)
+    if g.tag == "sphere":
+        return _numbers(g.get("radius"), 1, "sphere radius", positive=True)
+    if g.tag == "mesh":
+        name = g.get("filename") or ""
+        rel = name[len("package://"):] if name.startswith("package://") else name
+        if not name or not (folder / rel).is_file():
+            return f"mesh file {name[:160]!r} does not exist (looked in {folder})"
+        if g.get("scale") is not None:
+            return _numbers(g.get("scale"), 3, "mesh scale", positive=True)
+    return ""
+
+
+def _joint_problem(j: ET.Element) -> str:
+    problem = _origin_problem(j, "joint")
+    if problem:
+        return problem
+    ax = j.find("axis")
+    if ax is not None:
+        problem = _numbers(ax.get("xyz"), 3, "axis xyz")
+        if problem:
+            return problem
+        if np.linalg.norm([float(a) for a in ax.get("xyz").split()]) < 1e-9:
+            return f"axis xyz {ax.get('xyz')!r} is zero (a joint needs a direction)"
+    lim = j.find("limit")
+    if lim is not None:
+        values = {}
+        for key, default in (("lower", "-inf"), ("upper", "inf"), ("effort", "inf")):
+            try:
+                values[key] = float(lim.get(key, default))
+            except ValueError:
+                values[key] = float("nan")
+            if np.isnan(values[key]):
+                return f"limit {key} {lim.get(key, '')[:40]!r} is not a number"
+        if values["lower"] > values["upper"]:
+            return f"limit lower {values['lower']:g} is above upper {values['upper']:g}"
+    return ""
+
+
 class Kinematics:
     """Kinematic tree of a URDF.
 
@@ -82,11 +254,7 @@ class Kinematics:
 
     def __init__(self, urdf_path: str | Path, scale: float = 1.0) -> None:
         path = Path(urdf_path)
-        try:
-            # pybullet_data's DeepMimic humanoid.urdf ends with a NUL byte; PyBullet ignores it.
-            robot = ET.fromstring(path.read_bytes().rstrip(b"\x00\r\n\t "))
-        except (OSError, ET.ParseError) as exc:
-            raise ModelError(f"{path}: cannot read URDF ({exc})") from None
+        robot = read_urdf(path)
         self.path = path
         self.masses: dict[str, float] = {}
         self.inertial_origin: dict[str, np.ndarray] = {}
@@ -147,6 +315,10 @@ class Kinematics:
                 if j.parent == link:
                     order.append(j)
                     frontier.append(j.child)
+        if len(order) != len(raw):  # with one parent per link, only a loop stays out of the tree
+            loose = [j.name for j in raw if j not in order]
+            raise ModelError(f"{path}: joints {', '.join(map(repr, loose[:5]))} are not connected to the root "
+                             f"link {self.root!r} (a loop of links?)")
         self.joints: tuple[KJoint, ...] = tuple(order)
         self.joint_by_child = {j.child: j for j in self.joints}
         self.joint_by_name = {j.name: j for j in self.joints}

@@ -29,6 +29,7 @@ This module does not need PyBullet: the URDF is parsed with
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,12 +37,12 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 import numpy as np
-import yaml
 
-from tracker.character.kinematics import Kinematics
+from tracker.character.kinematics import Kinematics, read_urdf
 from tracker.character.layout import Layout
 from tracker.errors import ModelError
 from tracker.paths import HUMANOID_DIR
+from tracker.yamlsafe import read_yaml_file
 
 DEFAULT_MODEL = "humanoid"
 PYBULLET_DATA_PREFIX = "pybullet_data:"
@@ -203,7 +204,7 @@ def load_model(spec: "str | Path | Model" = DEFAULT_MODEL) -> Model:
         path = MODELS[key]
     else:
         path = Path(key)
-        if path.suffix not in (".yaml", ".yml") or not path.is_file():
+        if path.suffix not in (".yaml", ".yml") or not os.path.exists(path):  # exists: False for a name too long
             raise ModelError(
                 f"unknown model {key!r}: give a model name ({', '.join(MODELS)}) or a path to a model YAML"
             )
@@ -263,14 +264,8 @@ class _Ctx:
 
 def _parse(path: Path) -> Model:
     ctx = _Ctx(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read model file ({exc.strerror or exc})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise ModelError(f"{where}: invalid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    # a regular file of at most 1 MiB (a FIFO, a device or a folder refused unopened), nesting bounded
+    raw = read_yaml_file(path, "model", error=ModelError)
     data = ctx.mapping(raw, "")
     ctx.keys(data, "", _REQUIRED, _OPTIONAL)
     d = {**_OPTIONAL, **data}
@@ -278,7 +273,7 @@ def _parse(path: Path) -> Model:
     name = ctx.string(d["name"], "name")
     description = ctx.string(d["description"], "description")
     urdf = resolve_urdf(ctx.string(d["urdf"], "urdf"), path)
-    if not urdf.is_file():
+    if not os.path.exists(urdf):  # anything else (a FIFO, a folder...) is refused by Kinematics' reader
         raise ctx.fail("urdf", f"URDF file {str(urdf)!r} does not exist")
     up_axis = ctx.string(d["up_axis"], "up_axis", UP_AXES)
     scaling = ctx.number(d["global_scaling"], "global_scaling", 0.0, strict=True)
@@ -326,10 +321,7 @@ def _parse(path: Path) -> Model:
 
 
 def _urdf_joint_order(urdf: Path) -> list[str]:
-    import xml.etree.ElementTree as ET
-
-    root = ET.fromstring(urdf.read_bytes().rstrip(b"\x00\r\n\t "))
-    return [j.get("name") for j in root.findall("joint")]
+    return [j.get("name") for j in read_urdf(urdf).findall("joint")]
 
 
 def _parse_groups(ctx: _Ctx, raw, actuated: tuple[str, ...]) -> tuple[JointGroup, ...]:

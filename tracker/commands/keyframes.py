@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
+from tracker.commands._args import bounded_float
 from tracker.commands.track import parse_dt
 
 
@@ -22,15 +24,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="keyframe file (YAML)")
     p.add_argument("--profile", choices=("poly", "linear"), default=None,
                    help="gain profile (default: the file's, else poly)")
-    p.add_argument("--power", type=float, default=None, metavar="P",
-                   help="exponent p of the poly profile (default: the file's, else 2)")
-    p.add_argument("--dt", type=parse_dt, default=1.0 / 60.0, help="time step, e.g. 1/30 (default 1/60)")
+    # The lower ends of --power and --kp-per-kg (> 0) are checked by run(), with its own message.
+    p.add_argument("--power", type=bounded_float(-math.inf, 100, "power"), default=None, metavar="P",
+                   help="exponent p of the poly profile (> 0 and <= 100; default: the file's, else 2)")
+    p.add_argument("--dt", type=parse_dt, default=1.0 / 60.0, help="time step, 1e-5 to 0.1 s, e.g. 1/30 (default 1/60)")
     p.add_argument("--controller", choices=("spd", "pd", "timed"), default="spd",
                    help="two stable-PD servos (default), two explicit PD servos, or timed PD (Allen et al. "
                         "2007: gains from the inertia and the time left to each key, which is met on time)")
-    p.add_argument("--kp-per-kg", type=float, default=None, metavar="K",
-                   help="k_p per kg of supported mass (default: the file's, else 130)")
+    p.add_argument("--kp-per-kg", type=bounded_float(-math.inf, 1e5, "k_p per kg"), default=None, metavar="K",
+                   help="k_p per kg of supported mass (> 0 and <= 100000; default: the file's, else 130)")
     p.add_argument("--out", default=None, help="result folder (default: results/<file>-<timestamp>)")
+    from tracker.commands.run import add_force_option
+
+    add_force_option(p)
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.set_defaults(func=run)
 
@@ -59,16 +65,31 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--power must be positive, got {args.power:g}")
     if args.kp_per_kg is not None and not args.kp_per_kg > 0:
         raise ConfigError(f"--kp-per-kg must be positive, got {args.kp_per_kg:g}")
+    from tracker.experiments.runner import interrupt_on_sigterm, run_simulation
+    from tracker.outdir import check_out, check_path, prepare_out
+
+    check_path(args.file, "the keyframe file")
+    if args.out:
+        check_out(args.out, args.force_out)  # refused before anything runs
     kf = load_keyframes(args.file)
     opts = KeyframeOptions(controller=args.controller, dt=args.dt, profile=args.profile, power=args.power,
                            kp_per_kg=args.kp_per_kg).resolved(kf)
-    out = Path(args.out) if args.out else _out_dir(Path(args.file).stem)
+    out = prepare_out(args.out, args.force_out) if args.out else _out_dir(Path(args.file).stem)
     sim, track, _ = build_simulation(kf, opts)
     try:
-        rec = sim.run(track.duration, progress=not args.json and sys.stderr.isatty())
+        with interrupt_on_sigterm():  # SIGINT/SIGTERM: keep the steps that ran, exit 130
+            rec = run_simulation(sim, track.duration, progress=not args.json and sys.stderr.isatty(),
+                                 keep_interrupted=True)
     finally:
         sim.close()
     m, files = write_results(out, rec, track, opts, kf.model)
+    if rec.status == "interrupted":
+        from tracker.experiments.results import write_json_atomic
+
+        m.update(interrupted=True, status="interrupted", message=rec.message)
+        write_json_atomic(out / "metrics.json", m)
+        print(f"{rec.message}; wrote what ran to {out}/", file=sys.stderr)
+        return 130  # as tracker.cli for a KeyboardInterrupt
     if args.json:
         json.dump({"folder": str(out), **m}, sys.stdout, indent=2, default=str)
         print()

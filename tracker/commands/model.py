@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from tracker.commands._args import bounded_float
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -18,7 +20,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="model name (humanoid, deepmimic) or path to a model YAML (default: humanoid); "
                         "'fit CLIP.bvh' builds a humanoid with the clip skeleton's segment lengths")
     p.add_argument("clip", nargs="?", default=None, help="with 'fit': the BVH clip whose skeleton to fit")
-    p.add_argument("--mass", type=float, default=None, help="with 'fit': total mass in kg (default 70)")
+    p.add_argument("--mass", type=bounded_float(1, 1000, "mass", "kg"), default=None,
+                   help="with 'fit': total mass in kg (1 to 1000; default 70)")
     p.add_argument("-o", "--out", default=None,
                    help="with 'fit': write NAME.urdf and NAME.yaml to this folder (default: the cache, "
                         "$TRACKER_CACHE/fitted or ~/.cache/tracker/fitted)")

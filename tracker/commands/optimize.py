@@ -8,7 +8,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from tracker.commands._args import clip_or_file_time, non_negative_int, parse_dt, positive_float, positive_int
+from tracker.commands._args import (MAX_DURATION, MAX_SEED, MAX_WORKERS, bounded_float, bounded_int, clip_or_file_time,
+                                   parse_dt)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -27,42 +28,59 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("source", help="clip (BVH, reference .npz, DeepMimic .txt) or experiment config (YAML)")
     p.add_argument("--method", default="samcon", choices=("samcon", "cma"),
                    help="samcon (default) or cma (CMA-ES on each segment in turn)")
-    p.add_argument("--iterations", type=positive_int, default=3,
-                   help="passes over the clip (samcon) or CMA-ES generations per segment (cma); default 3")
-    p.add_argument("--samples", type=positive_int, default=2000, help="rollouts per segment and iteration (default 2000)")
-    p.add_argument("--keep", type=positive_int, default=200, help="start states kept per segment (samcon; default 200)")
-    p.add_argument("--segment", type=positive_float, default=0.1, help="segment length, s (default 0.1)")
+    p.add_argument("--iterations", type=bounded_int(1, 1000, "iterations"), default=3,
+                   help="passes over the clip (samcon) or CMA-ES generations per segment (cma); 1 to 1000, "
+                        "default 3")
+    p.add_argument("--samples", type=bounded_int(1, 100_000, "samples"), default=2000,
+                   help="rollouts per segment and iteration (1 to 100000; default 2000)")
+    p.add_argument("--keep", type=bounded_int(1, 10_000, "keep"), default=200,
+                   help="start states kept per segment (samcon; 1 to 10000 and at most --samples; default 200)")
+    p.add_argument("--segment", type=bounded_float(0, 60, "segment", "s", lo_open=True), default=0.1,
+                   help="segment length, s (> 0 and <= 60; default 0.1)")
     p.add_argument("--selection", default="elite", choices=("elite", "spread"),
                    help="samcon's kept start states: the cheapest (elite, default) or spread over the cheaper 60%% "
                         "of the costs (spread)")
-    p.add_argument("--lookahead", type=non_negative_int, default=0, metavar="N",
+    p.add_argument("--lookahead", type=bounded_int(0, 20, "lookahead"), default=0, metavar="N",
                    help="samcon: rank each sample by its segment's cost plus that of the next N segments simulated "
-                        "on the previous iteration's track (costs N+1 times the simulation; default 0: the "
+                        "on the previous iteration's track (costs N+1 times the simulation; 0 to 20, default 0: the "
                         "segment alone)")
-    p.add_argument("--width-scale", type=positive_float, default=1.0, metavar="S",
+    p.add_argument("--width-scale", type=bounded_float(0, 10, "width scale", lo_open=True), default=1.0, metavar="S",
                    help="scale the sampling half-widths (legs 0.4, trunk 0.1, others 0.05 rad; samcon's first "
                         "iteration's box, cma's coordinate scale) by S, e.g. 0.35 to refine an --init track as "
-                        "narrowly as a fourth iteration would (default 1)")
-    p.add_argument("--decay", type=positive_float, default=None, metavar="F",
-                   help="samcon: the half-widths' factor per iteration, in (0, 1] (default 0.7)")
+                        "narrowly as a fourth iteration would (> 0 and <= 10, and the legs' 0.4 rad times S at most "
+                        "pi; default 1)")
+    p.add_argument("--decay", type=bounded_float(0, 1, "decay", lo_open=True), default=None, metavar="F",
+                   help="samcon: the half-widths' factor per iteration (> 0 and <= 1; default 0.7)")
     p.add_argument("--init", default=None, metavar="OFFSETS",
                    help="start from this offset track (a previous optimize's offsets.npz; samcon): the first "
                         "iteration samples around it and keeps it as the best chain so far, so the result is "
                         "never costlier than it; with --duration, a longer window starts from a shorter one's")
-    p.add_argument("--workers", type=positive_int, default=1, help="parallel rollout workers (default 1)")
+    p.add_argument("--workers", type=bounded_int(1, MAX_WORKERS, "workers"), default=1,
+                   help=f"parallel rollout workers (1 to {MAX_WORKERS}; default 1)")
     p.add_argument("--backend", default="local", choices=("local", "ray"), help="worker backend (as tracker sweep)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="random seed (>= 0; the result depends on it alone)")
+    p.add_argument("--seed", type=bounded_int(0, MAX_SEED, "seed"), default=0,
+                   help="random seed (0 to 2^32 - 1; the result depends on it alone)")
     p.add_argument("--start", type=clip_or_file_time, default=None, metavar="TIME",
-                   help="where to start: clip time in s, or file:SECONDS / file_frame:N in the file's own time")
-    p.add_argument("--duration", type=positive_float, default=None, help="seconds to optimise (default: to the end)")
-    p.add_argument("--dt", type=parse_dt, default=None, help="control time step, e.g. 1/60")
+                   help="where to start: clip time in s, or file:SECONDS / file_frame:N in the file's own time "
+                        "(at most 86400 s or frame 2^31)")
+    p.add_argument("--duration", type=bounded_float(0, MAX_DURATION, "duration", "s", lo_open=True), default=None,
+                   help="seconds to optimise (> 0 and <= 3600; default: to the end)")
+    p.add_argument("--dt", type=parse_dt, default=None, help="control time step, 1e-5 to 0.1 s, e.g. 1/60")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key (as tracker run --set)")
     p.add_argument("--weights", type=cost_weights, default=None, metavar="TERM=W,...",
                    help="the cost's weights, e.g. velocity=0,root=20 (terms: pose, root, end_effector, balance, "
                         "velocity, contact, fall; defaults 10, 10, 4, 10, 1, 0, 100)")
-    p.add_argument("--out", default=None, help="result folder (default: results/<name>-optimize-<timestamp>)")
+    p.add_argument("--out", default=None, help="result folder (default: results/<name>-optimize-<timestamp>); a "
+                                               "killed search's folder goes on from its checkpoint")
+    from tracker.commands.run import add_force_option
+
+    add_force_option(p)
     p.set_defaults(func=run)
+
+
+#: Largest weight of a cost term (the defaults are 0.1-65; a weight past this swamps every other term).
+MAX_WEIGHT = 1e6
 
 
 def cost_weights(text: str):
@@ -70,6 +88,7 @@ def cost_weights(text: str):
     import dataclasses
     import math
 
+    from tracker.numbers import number_from_text
     from tracker.sampling.cost import CostWeights
 
     names = [f.name for f in dataclasses.fields(CostWeights)]
@@ -79,11 +98,12 @@ def cost_weights(text: str):
         if not eq or name not in names:
             raise argparse.ArgumentTypeError(f"{part.strip()!r}: expected TERM=W with TERM one of {', '.join(names)}")
         try:
-            w = float(value)
+            w = number_from_text(value)
         except ValueError:
             w = math.nan
-        if not (math.isfinite(w) and w >= 0):
-            raise argparse.ArgumentTypeError(f"{name}: a weight must be a number >= 0, got {value!r}")
+        if not (math.isfinite(w) and 0 <= w <= MAX_WEIGHT):
+            raise argparse.ArgumentTypeError(f"{name}: a weight must be a number from 0 to {MAX_WEIGHT:g}, "
+                                             f"got {value[:40]!r}")
         values[name] = w
     return CostWeights(**values)
 
@@ -152,9 +172,21 @@ def run(args: argparse.Namespace) -> int:
     from tracker.commands.run import exit_status
     from tracker.errors import ConfigError
     from tracker.experiments.runner import default_out_dir
+    from tracker.outdir import check_out, check_path, clear_run_files
     from tracker.sampling.optimize import optimize, plain_outcome
     from tracker.sampling.samcon import DEFAULT_WIDTHS, SamconOptions
 
+    check_path(args.source, "the clip or config")
+    # A folder with a checkpoint is a killed search that this command goes on from (the checkpoint
+    # itself is ignored if it was made for another config or other settings).
+    resume = ("checkpoint.pkl.key",)
+    if args.out:
+        check_out(args.out, args.force_out, resume_files=resume)  # refused before anything runs
+    if args.init is not None:
+        check_path(args.init, "--init")
+        if args.out and args.force_out and Path(args.init).resolve().parent == Path(args.out).resolve():
+            raise ConfigError(f"--init {args.init} is in --out {args.out}, whose files --force removes; copy it "
+                              "elsewhere first")
     cfg = config_of(args)
     decay = SamconOptions.decay if args.decay is None else args.decay
     if not decay <= 1:  # > 0 by its type; nan fails here too
@@ -181,6 +213,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: --init {args.init} was made for clip {Path(made_for).name}, not "
                   f"{Path(cfg.clip.path).name}", file=sys.stderr)
     out = args.out or default_out_dir(cfg.replace(name=f"{cfg.name}-optimize"))
+    if args.force_out and Path(out).is_dir():
+        clear_run_files(out)  # optimize() creates the folder once the clip passes its checks
     settings = [args.source, f"--method={args.method}", f"--iterations={args.iterations}", f"--samples={args.samples}",
                 f"--keep={args.keep}", f"--segment={args.segment!r}", f"--seed={args.seed}"]
     if args.selection != "elite":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tracker.commands._args import parse_dt, positive_float, positive_int
+from tracker.commands._args import MAX_SPEED, MIN_SPEED, bounded_float, bounded_int, parse_dt
 
 #: Names accepted by --press besides single characters.
 KEY_NAMES = {"space": 32, "left": 65295, "right": 65296, "home": 65302, "esc": 27}
@@ -28,12 +28,13 @@ def parse_press(text: str) -> tuple[int, int]:
 
 def add_window_options(p: argparse.ArgumentParser) -> None:
     """Options shared by ``play`` and ``replay``."""
-    p.add_argument("--speed", type=positive_float, default=1.0, help="playback speed, x real time (> 0; default: 1)")
+    p.add_argument("--speed", type=bounded_float(MIN_SPEED, MAX_SPEED, "speed"), default=1.0,
+                   help=f"playback speed, x real time ({MIN_SPEED:g} to {MAX_SPEED:g}; default: 1)")
     p.add_argument("--ghost", default="beside", choices=("beside", "overlay", "off"),
                    help="reference ghost beside the character (+1 m along Y), on top of it, or hidden "
                         "(default: beside; key g cycles)")
-    p.add_argument("--frames", type=positive_int, default=None, metavar="N",
-                   help="run N frames as fast as possible (one step each), then exit: the headless path")
+    p.add_argument("--frames", type=bounded_int(1, 1_000_000, "frames"), default=None, metavar="N",
+                   help="run N frames (1 to 1000000) as fast as possible (one step each), then exit: the headless path")
     p.add_argument("--screenshot", default=None, metavar="OUT.png",
                    help="after --frames, save the window's 3D view here (and OUT.json: camera and pixel boxes)")
     p.add_argument("--grab-screen", action="store_true",
@@ -79,7 +80,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("source", help="experiment config (YAML), keyframe file (YAML) or clip (BVH, reference .npz, "
                                   "DeepMimic motion)")
     p.add_argument("--model", default=None, help="character model (default: the config's, or humanoid)")
-    p.add_argument("--dt", type=parse_dt, default=None, help="physics/control time step, e.g. 1/60")
+    p.add_argument("--dt", type=parse_dt, default=None, help="physics/control time step, 1e-5 to 0.1 s, e.g. 1/60")
     p.add_argument("--servo", choices=("spd", "pd", "timed"), default="spd",
                    help="a keyframe file's servos: two cross-faded SPD (default) or PD servos (Tan 2011), or "
                         "timed PD (Allen 2007; the ghost shows the next key and the status the time left to it)")
@@ -96,6 +97,11 @@ def run(args: argparse.Namespace) -> int:
 
     check_window_options(args)
     from tracker.keyframes.file import is_keyframe_file
+    from tracker.outdir import check_path
+
+    check_path(args.source, "the source")
+    if args.screenshot:
+        check_path(args.screenshot, "--screenshot")
 
     if is_keyframe_file(args.source):  # a keyframe file (tracker keyframes) rather than an experiment
         from tracker.commands.keyframes import play

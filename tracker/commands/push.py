@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
+
+from tracker.commands._args import MAX_DURATION, bounded_float
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -25,40 +28,48 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("config", metavar="CONFIG|stand", help="'stand' (the authored stance), a pose file or an "
                                                           "experiment config with root.mode: free")
-    p.add_argument("--force", type=float, default=0.0, help="push size, N (default 0: just stand)")
-    p.add_argument("--duration", type=float, default=0.2, help="push length, s (default 0.2)")
-    p.add_argument("--direction", type=float, default=0.0,
+    # The lower ends of --force, --duration, --start and --time are checked by run(), with its own message.
+    p.add_argument("--force", type=bounded_float(-math.inf, 1e5, "force", "N"), default=0.0,
+                   help="push size, N (>= 0 and <= 100000; default 0: just stand)")
+    p.add_argument("--duration", type=bounded_float(-math.inf, MAX_DURATION, "duration", "s"), default=0.2,
+                   help="push length, s (> 0 and <= 3600; default 0.2)")
+    p.add_argument("--direction", type=bounded_float(-360, 360, "direction", "deg"), default=0.0,
                    help="where the push comes from, degrees about +Z from the facing direction: "
-                        "0 front, 90 left, 180 back, 270 right (default 0)")
+                        "0 front, 90 left, 180 back, 270 right (-360 to 360; default 0)")
     p.add_argument("--link", default="chest", help="pushed link (default chest)")
-    p.add_argument("--start", type=float, default=1.0, help="push start, s after the run starts (default 1)")
-    p.add_argument("--time", type=float, default=4.0, help="simulated seconds (default 4)")
-    p.add_argument("--dt", default=None, help="time step, e.g. 1/30 (default 1/60, or the config's)")
+    p.add_argument("--start", type=bounded_float(-math.inf, MAX_DURATION, "start", "s"), default=1.0,
+                   help="push start, s after the run starts (>= 0 and <= 3600; default 1)")
+    p.add_argument("--time", type=bounded_float(-math.inf, MAX_DURATION, "time", "s"), default=4.0,
+                   help="simulated seconds (> 0 and <= 3600; default 4)")
+    # --dt stays text (a config gets it as sim.dt=1/30); _number reads it with the shared parse_dt.
+    p.add_argument("--dt", default=None, help="time step, 1e-5 to 0.1 s, e.g. 1/30 (default 1/60, or the config's)")
     p.add_argument("--strategy", default=None,
                    help="balance strategy: jacobian (default), ankle, hip, or none (no feedback)")
-    p.add_argument("--kp", type=float, default=None, help="balance kp, N/m (default 4000)")
-    p.add_argument("--kd", type=float, default=None, help="balance kd, N·s/m (default 400)")
+    p.add_argument("--kp", type=bounded_float(0, 1e7, "kp", "N/m"), default=None,
+                   help="balance kp, N/m (>= 0 and <= 1e7; default 4000)")
+    p.add_argument("--kd", type=bounded_float(0, 1e7, "kd", "N·s/m"), default=None,
+                   help="balance kd, N·s/m (>= 0 and <= 1e7; default 400)")
     p.add_argument("--target", default=None, help="balance target: support_center (default) or initial")
     p.add_argument("--sweep", default=None, metavar="FILE", help="run the push grid of FILE (configs/sweeps/push.yaml)")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.add_argument("--out", default=None, help="folder for push.json and com.png (a sweep: its tables and plot)")
+    from tracker.commands.run import add_force_option
+
+    add_force_option(p, "--overwrite")  # --force is the push's size
     p.set_defaults(func=run)
 
 
 def _number(text: str | None, what: str, default: float) -> float:
-    from fractions import Fraction
-
+    """A time step flag's text as :func:`tracker.commands._args.parse_dt` reads it (1e-5 to 0.1 s)."""
+    from tracker.commands._args import parse_dt
     from tracker.errors import ConfigError
 
     if text is None:
         return default
     try:
-        value = float(Fraction(text))
-    except (ValueError, ZeroDivisionError):
-        raise ConfigError(f"--{what}: expected a number or a fraction like 1/60, got {text!r}") from None
-    if not value > 0:
-        raise ConfigError(f"--{what}: must be > 0, got {text!r}")
-    return value
+        return parse_dt(text)
+    except argparse.ArgumentTypeError as exc:
+        raise ConfigError(f"--{what}: {exc}") from None
 
 
 def _balance(args: argparse.Namespace, base=None):
@@ -80,12 +91,18 @@ def _simulation(args: argparse.Namespace):
     from tracker.errors import ConfigError
     from tracker.sim.stance import is_pose_file, resolve_pose, stand_simulation
 
+    from tracker.experiments.config import MAX_CONFIG_BYTES
+    from tracker.readfile import check_regular_file
+
     spec = args.config
     path = resolve_pose(spec)
+    if spec != "stand":
+        try:  # a FIFO, a device or a folder is refused by its type, unopened (a FIFO's open blocks)
+            check_regular_file(spec, "config", MAX_CONFIG_BYTES, ConfigError)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc} (give 'stand', a pose file or an experiment config)") from None
     if spec == "stand" or is_pose_file(path):
         return stand_simulation(path, dt=_number(args.dt, "dt", 1.0 / 60.0), balance=_balance(args))
-    if not Path(spec).is_file():
-        raise ConfigError(f"{spec}: no such file (give 'stand', a pose file or an experiment config)")
     import dataclasses
 
     from tracker.experiments.config import load_config
@@ -108,8 +125,16 @@ def run(args: argparse.Namespace) -> int:
         value = getattr(args, name)
         if not (value >= 0 if name in ("force", "start") else value > 0) or value != value:
             raise ConfigError(f"--{name}: must be {'>= 0' if name in ('force', 'start') else '> 0'}, got {value!r}")
+    from tracker.outdir import check_out, check_path
+
+    if args.config != "stand":
+        check_path(args.config, "CONFIG")
     if args.sweep:
+        check_path(args.sweep, "--sweep")
+        check_out(args.out or "results/push_sweep", args.force_out, "--overwrite")  # refused before anything runs
         return _run_sweep(args)
+    if args.out:
+        check_out(args.out, args.force_out, "--overwrite")
     from tracker.sim.push import Push, run_push
 
     sim = _simulation(args)
@@ -124,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     result["strategy"] = "none" if sim.balance is None else sim.balance.options.strategy
     result["dt"] = sim.opt.dt
     if args.out:
-        _write(Path(args.out), result, out)
+        _write(Path(args.out), result, out, args.force_out)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -139,11 +164,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write(folder: Path, result: dict, out) -> None:
+def _write(folder: Path, result: dict, out, force: bool = False) -> None:
     from tracker.experiments.results import write_json_atomic
+    from tracker.outdir import prepare_out
 
-    folder.mkdir(parents=True, exist_ok=True)
+    prepare_out(folder, force, "--overwrite")
     write_json_atomic(folder / "push.json", result)
+    try:
+        _plot_com(folder, out)
+    except Exception as exc:  # noqa: BLE001 - push.json is written; the plot is one warning line
+        from tracker.experiments.runner import problem_line
+
+        print(f"warning: {problem_line('com.png', exc)}", file=sys.stderr)
+
+
+def _plot_com(folder: Path, out) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -183,6 +218,9 @@ def _run_sweep(args: argparse.Namespace) -> int:
     if not args.json and sys.stderr.isatty():
         print(file=sys.stderr)
     table = survival_table(rows)
+    from tracker.outdir import prepare_out
+
+    prepare_out(out, args.force_out, "--overwrite")
     write_sweep(out, rows, table)
     if args.json:
         print(json.dumps(table, indent=2))

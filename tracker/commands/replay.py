@@ -34,12 +34,19 @@ def run(args: argparse.Namespace) -> int:
     from tracker.viewer.window import require_display
 
     check_window_options(args)
-    rec_path, config = find_recording(args.result)
+    try:
+        rec_path, config = find_recording(args.result)
+    except OSError as exc:  # a name too long for the system...
+        raise TrackerError(f"{args.result}: cannot read ({exc.strerror or exc})") from None
     try:
         rec = Recording.load(rec_path)
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
         raise TrackerError(f"{rec_path}: not a recording from 'tracker run' or 'tracker track --out' "
                            f"({type(exc).__name__}: {' '.join(str(exc).split())})") from None
+    rec = rec.finite_steps()  # a diverged run's last step may hold NaN: the window shows the steps before it
+    if rec.n_steps == 0:
+        why = f"the run {rec.status}" + (f": {rec.message}" if rec.message else "")
+        raise TrackerError(f"{rec_path}: no steps to replay ({why})")
     model = args.model or rec.meta.get("model") or "humanoid"
     n_balls = 0 if rec.balls is None else int(rec.balls.shape[1])
     session = ReplaySession(rec)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from tracker.commands._args import positive_float, times_list
+    from tracker.commands._args import MAX_FPS, bounded_float, times_list
     from tracker.motion.unit_names import UNIT_HELP, UP_AXES
 
     p = sub.add_parser(
@@ -26,7 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "default: a known convention by its joint names, else found from the skeleton's shape")
     p.add_argument("--ik", action="store_true", help="bring the feet to the scaled source positions by IK")
     p.add_argument("--ik-hands", action="store_true", help="also bring the hands to the scaled source positions")
-    p.add_argument("--fps", type=positive_float, default=None, help="resample the reference to this rate (Hz, > 0)")
+    p.add_argument("--fps", type=bounded_float(0, MAX_FPS, "fps", "Hz", lo_open=True), default=None,
+                   help="resample the reference to this rate (Hz, > 0 and <= 10000)")
     p.add_argument("--keep-first-frame", action="store_true",
                    help="keep an added T-pose first frame (dropped by default when the clip jumps away from it)")
     p.add_argument("--no-repair", action="store_true",
@@ -47,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sheet-at", type=times_list, default=None, metavar="TIMES",
                    help="the sheet's panels at these times instead of 8 evenly spaced: comma-separated clip "
                         "times in s, or file:SECONDS / file_frame:N for the file's own (e.g. the frames "
-                        "'tracker inspect --events' lists)")
+                        "'tracker inspect --events' lists); at most 24 times, each at most 86400 s or frame 2^31")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
@@ -100,8 +101,13 @@ def run(args: argparse.Namespace) -> int:
     from tracker.character.fit import resolve_model
     from tracker.retarget import load_clip_reference
 
-    from tracker.errors import RetargetError
+    from tracker.errors import RetargetError, TrackerError
+    from tracker.outdir import check_path
 
+    check_path(args.file, "the clip")
+    for flag, path in (("--out", args.out), ("--sheet", args.sheet), ("--write-map", args.write_map)):
+        if path:
+            check_path(path, flag)  # before the retarget, not after it
     ref, motion, kin = load_clip_reference(
         args.file, model=resolve_model(args.model, args.file), joint_map=args.joint_map, ik_feet=args.ik, ik_hands=args.ik_hands,
         fps=args.fps, drop_tpose=not args.keep_first_frame, unit=args.unit, up_axis=args.up, return_parts=True,
@@ -120,7 +126,14 @@ def run(args: argparse.Namespace) -> int:
         from tracker.analysis.sheet import contact_sheet
 
         frames = None if args.sheet_at is None else _sheet_frames(args.sheet_at, ref, Path(args.file).name)
-        contact_sheet(motion, ref, kin, args.sheet, frames=frames)
+        try:
+            contact_sheet(motion, ref, kin, args.sheet, frames=frames)
+        except OSError as exc:
+            if isinstance(exc, TrackerError):
+                raise
+            from tracker.outdir import path_problem
+
+            raise TrackerError(f"--sheet {args.sheet}: cannot write ({path_problem(exc)})") from None
     report = ref.quality
     if args.json:
         json.dump(report, sys.stdout, indent=2)

@@ -21,11 +21,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, e.g. --set sim.dt=1/30 --set balls.0.speed=8 (repeatable)")
     p.add_argument("--out", default=None, help="result folder (default: results/<name>-<timestamp>)")
+    add_force_option(p)
     p.add_argument("--video", action="store_true", help="also render video.mp4 (needs the 'video' extra)")
     p.add_argument("--gui", action="store_true", help="show the run in PyBullet's GUI window")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON instead of the summary")
     p.add_argument("--keys", action="store_true", help="list every config key with its default and unit, and exit")
     p.set_defaults(func=run)
+
+
+def add_force_option(p: argparse.ArgumentParser, flag: str = "--force") -> None:
+    """``--force``: write into an --out folder that holds another run, removing that run's files first."""
+    p.add_argument(flag, dest="force_out", action="store_true",
+                   help="--out may hold another run: remove that run's files first (only the files tracker writes "
+                        "there; without it such a folder is refused)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,16 +50,22 @@ def run(args: argparse.Namespace) -> int:
         check_display()
 
     from tracker.experiments.runner import default_out_dir, run_experiment
+    from tracker.outdir import check_out
 
-    out = args.out or default_out_dir(cfg)
+    force = getattr(args, "force_out", False)
+    out = check_out(args.out, force) if args.out else default_out_dir(cfg)  # refused before anything runs
     cmd = "tracker run " + " ".join(shlex.quote(a) for a in [args.config] + [f"--set={o}" for o in args.overrides])
     header = f"Resolved config of: {cmd}\nRun it again with: tracker run <this file>"
     result = run_experiment(cfg, out, video=True if args.video else None, gui=args.gui,
-                            progress=not args.json and sys.stderr.isatty() or _force_progress(), header=header)
+                            progress=not args.json and sys.stderr.isatty() or _force_progress(), header=header,
+                            clear=force, keep_interrupted=True)
     for problem in result.problems:  # the run's files are written; an output that is not says so
         print(f"warning: {problem}", file=sys.stderr)
     m = result.metrics
     status = exit_status(result)
+    if result.interrupted:
+        print(f"{m.get('message') or 'interrupted'}; wrote what ran to {result.folder}/ "
+              f"({', '.join(sorted(result.files.values()))})", file=sys.stderr)
     if args.json:
         from tracker.analysis.impact import headline
 
@@ -68,9 +82,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def exit_status(result) -> int:
-    """3 diverged, 4 a free root fell, else 0 (:mod:`tracker.cli`)."""
+    """130 interrupted, 3 diverged, 4 a free root fell, else 0 (:mod:`tracker.cli`)."""
     from tracker.cli import EXIT_DIVERGED, EXIT_FELL, EXIT_OK
 
+    if getattr(result, "interrupted", False):
+        return 130  # SIGINT/SIGTERM, as tracker.cli for a KeyboardInterrupt
     if result.diverged:
         return EXIT_DIVERGED
     if result.recording.meta.get("fell_at") is not None:

@@ -29,10 +29,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("name", help="scenario name: " + ", ".join(SCENARIOS))
     p.add_argument("--no-ball", action="store_true", help="run without the ball (tracking only)")
     p.add_argument("--no-schedule", action="store_true", help="keep the tracking gain k_t throughout")
-    p.add_argument("--dt", default=None, type=_dt, help="override the time step, e.g. 1/30")
+    p.add_argument("--dt", default=None, type=_dt, help="override the time step, 1e-5 to 0.1 s, e.g. 1/30")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override any config key (repeatable)")
     p.add_argument("--out", default=None, help="result folder (default: results/<name>-<timestamp>)")
+    from tracker.commands.run import add_force_option
+
+    add_force_option(p)
     p.add_argument("--video", action="store_true", help="also render video.mp4 (needs the 'video' extra)")
     p.add_argument("--gui", action="store_true", help="show the run in PyBullet's GUI window")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
@@ -45,8 +48,13 @@ def run(args: argparse.Namespace) -> int:
     from tracker.paths import CONFIG_DIR
 
     path = CONFIG_DIR / f"{args.name}.yaml"
-    if args.name not in SCENARIOS and not path.exists():
-        raise ConfigError(f"unknown scenario {args.name!r}; valid: {', '.join(SCENARIOS)}")
+    try:
+        known = args.name in SCENARIOS or path.is_file()
+    except (OSError, ValueError):  # a name too long to be a file name, a NUL byte
+        known = False
+    if not known:
+        shown = args.name if len(args.name) <= 60 else args.name[:57] + "..."
+        raise ConfigError(f"unknown scenario {shown!r}; valid: {', '.join(SCENARIOS)}")
     overrides = list(args.overrides)
     if args.no_ball:
         overrides.append("balls=[]")
@@ -55,5 +63,5 @@ def run(args: argparse.Namespace) -> int:
     if args.dt:
         overrides.append(f"sim.dt={args.dt}")
     ns = argparse.Namespace(config=str(path), overrides=overrides, out=args.out, video=args.video, gui=args.gui,
-                            json=args.json, keys=False)
+                            json=args.json, keys=False, force_out=args.force_out)
     return run_command.run(ns)

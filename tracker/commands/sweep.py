@@ -6,21 +6,23 @@ import argparse
 import os
 import sys
 
-from tracker.commands._args import positive_int
+from tracker.commands._args import MAX_WORKERS, bounded_int
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "sweep",
         help="run a sweep (a base config and a grid of overrides) in worker processes; resumable",
-        description="Run every combination of a sweep file's grid (and zipped lists) as its own run folder under "
-                    "the output folder, skipping runs that already finished (their metrics.json exists), then write "
+        description="Run every combination of a sweep file's grid (and zipped lists; at most 10000 runs) as its own "
+                    "run folder under the output folder, skipping runs that already finished (their metrics.json "
+                    "holds their metrics; an empty, truncated or otherwise unreadable one is run again), then write "
                     "summary.csv and the summary plots. Exit status: 0 every run finished (diverged runs count as "
                     "finished), 2 bad sweep file or a run failed.",
     )
     p.add_argument("sweep", help="sweep file (YAML; see configs/sweeps/)")
-    p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
-                   help="runs in parallel (default: the number of CPUs)")
+    p.add_argument("--workers", type=bounded_int(1, MAX_WORKERS, "workers"),
+                   default=min(os.cpu_count() or 1, MAX_WORKERS),
+                   help=f"runs in parallel (1 to {MAX_WORKERS}; default: the number of CPUs)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local worker processes, or Ray (ray.init(); RAY_ADDRESS for a cluster; needs the 'ray' extra)")
     p.add_argument("--out", default=None, help="sweep folder (default: results/sweeps/<name>)")

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from tracker.commands._args import clip_or_file_time, parse_dt, positive_float
+from tracker.commands._args import MAX_DURATION, bounded_float, clip_or_file_time, parse_dt
 
 __all__ = ["add_parser", "parse_dt", "run"]
 
@@ -27,26 +27,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="vt's feed-forward: id (default), peek (one saved and restored engine step) or none")
     p.add_argument("--w0", default=None, metavar="MODE",
                    help="vt's desired velocity: step ((q(t+dt) - q(t)) / dt, default) or sample (the reference's)")
-    p.add_argument("--dt", type=parse_dt, default=1 / 60, help="physics/control time step, e.g. 1/60 (default)")
+    p.add_argument("--dt", type=parse_dt, default=1 / 60,
+                   help="physics/control time step, 1e-5 to 0.1 s, e.g. 1/60 (default)")
     p.add_argument("--root", default="anchored", choices=("anchored", "kinematic", "free"),
                    help="root handling (default: anchored)")
     p.add_argument("--target-velocity", default="ref", choices=("ref", "zero"),
                    help="servo toward the reference velocity or zero (default: ref)")
-    p.add_argument("--gain-scale", type=positive_float, default=1.0, help="multiply all joint gains (> 0; default: 1)")
+    p.add_argument("--gain-scale", type=bounded_float(0, 1000, "gain scale", lo_open=True), default=1.0,
+                   help="multiply all joint gains (> 0 and <= 1000; default: 1)")
     p.add_argument("--prediction", default=None,
                    help="spd: semi_implicit (default) | explicit; analytic_pd: doubled (default) | single")
     p.add_argument("--partition", action="store_true",
                    help="analytic_pd with --root free: the free-root partition (approximate under contact)")
-    p.add_argument("--lookahead", type=positive_float, default=None,
-                   help="timed_pd: how far ahead on the clip the key is sampled, s (default 0.02)")
+    p.add_argument("--lookahead", type=bounded_float(0, 10, "lookahead", "s", lo_open=True), default=None,
+                   help="timed_pd: how far ahead on the clip the key is sampled, s (> 0 and <= 10; default 0.02)")
     p.add_argument("--inertia", default=None, choices=("full", "composite", "single"),
                    help="timed_pd: the inertia its gains are computed from (default full)")
-    p.add_argument("--duration", type=positive_float, default=None,
-                   help="seconds to simulate (> 0, within the clip; default: to the clip's end)")
+    p.add_argument("--duration", type=bounded_float(0, MAX_DURATION, "duration", "s", lo_open=True), default=None,
+                   help="seconds to simulate (> 0 and <= 3600, within the clip; default: to the clip's end)")
     p.add_argument("--start", type=clip_or_file_time, default=("clip", 0.0), metavar="TIME",
                    help="where to start (before the clip's end): clip time in s (default 0), or file:SECONDS / "
-                        "file_frame:N in the clip file (before a dropped T-pose is refused)")
+                        "file_frame:N in the clip file (before a dropped T-pose is refused); at most 86400 s or "
+                        "frame 2^31")
     p.add_argument("--out", default=None, help="write metrics.json and recording.npz to this folder")
+    from tracker.commands.run import add_force_option
+
+    add_force_option(p)
     p.add_argument("--progress", action="store_true", help="show a progress bar")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.set_defaults(func=run)
@@ -98,7 +104,11 @@ def run(args: argparse.Namespace) -> int:
                 raise ConfigError(f"--{flag} is an option of controller vt, not {args.controller}")
             options.append((flag, value))
     from tracker.character.fit import resolve_model
+    from tracker.outdir import check_out, check_path
 
+    check_path(args.clip, "the clip")
+    if args.out:
+        check_out(args.out, args.force_out)  # refused before anything runs
     spec = resolve_model(args.model, args.clip)  # 'fit': the humanoid fitted to the clip (cached)
     model = load_model(spec)
     ref = load_clip_reference(args.clip, model=spec)
@@ -116,11 +126,19 @@ def run(args: argparse.Namespace) -> int:
     opt = SimOptions(controller=args.controller, dt=args.dt, root=args.root,
                      target_velocity=args.target_velocity, gain_scale=args.gain_scale, start=args.start,
                      controller_options=tuple(options))
+    from tracker.experiments.runner import interrupt_on_sigterm, run_simulation
+
+    if args.out:
+        from tracker.outdir import prepare_out
+
+        prepare_out(args.out, args.force_out)  # a folder that cannot be made fails before the simulation
     sim = Simulation(model, ref, opt)
     try:
-        rec = sim.run(args.duration, progress=args.progress and not args.json)
+        with interrupt_on_sigterm():  # SIGINT/SIGTERM: keep the steps that ran (written below), exit 130
+            rec = run_simulation(sim, args.duration, progress=args.progress and not args.json, keep_interrupted=True)
     finally:
         sim.close()
+    interrupted = rec.status == "interrupted"
     metrics = tracking_metrics(rec, model.kinematics(), end_effectors=dict(model.end_effectors),
                                feet=model.feet)
     wall = rec.meta["wall_s"]
@@ -128,11 +146,12 @@ def run(args: argparse.Namespace) -> int:
                    message=rec.message, controller=args.controller, dt=args.dt, root=args.root)
     fell = rec.meta.get("fell_at")
     metrics["fell_at_s"] = fell
+    if interrupted:
+        metrics.update(interrupted=True, status="interrupted")
     if args.out:
         from tracker.experiments.results import write_json_atomic
 
         out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
         rec.save(out / "recording.npz")
         write_json_atomic(out / "metrics.json", metrics)
     if args.json:
@@ -157,6 +176,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {args.out}/metrics.json and recording.npz")
     from tracker.cli import EXIT_DIVERGED, EXIT_FELL, EXIT_OK
 
+    if interrupted:
+        print(rec.message + (f"; wrote what ran to {args.out}/" if args.out else ""), file=sys.stderr)
+        return 130  # as tracker.cli for a KeyboardInterrupt
     if rec.diverged:
         return EXIT_DIVERGED
     return EXIT_FELL if fell is not None else EXIT_OK

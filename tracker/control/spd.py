@@ -54,8 +54,8 @@ then DOFs of ``F`` beyond their limit join ``S``, and DOFs of ``S`` whose servo
 force is back within the limit leave it, until nothing changes (two or three
 passes in practice). The unsaturated DOFs thus stay implicit and consistent
 with what the clipped ones really do, and ``M a + c = tau`` holds exactly.
-With stance ``constraints`` (balance) the contact rows the unlimited solve held
-are kept as equalities while the limits are solved; if the limited torques then
+With contact ``constraints`` (balance's stance feet, other links on the ground) the contact
+rows the unlimited solve held are kept as equalities while the limits are solved; if the limited torques then
 need a held row to pull, the contacts are chosen again among those rows and the
 limits solved again (the rows only ever get fewer, so this ends): one contact set
 and one limit set that agree (:attr:`SPDController.held`).
@@ -144,6 +144,8 @@ class SPDController:
         #: The constraint rows (:class:`tracker.control.balance.Contacts`) the last call's prediction held
         #: (None: none, or no constraints given).
         self.held = None
+        #: ``(nv,)`` the acceleration the last call predicted for the torques it returned (None before a call).
+        self.acceleration: np.ndarray | None = None
 
     def torques(self, state: State, target: Target, gains: Gains, dt: float,
                 extra: np.ndarray | None = None, constraints: np.ndarray | None = None) -> np.ndarray:
@@ -152,8 +154,9 @@ class SPDController:
         ``extra`` ``(nv,)`` is a generalized force added to the servo's (e.g. balance feedback,
         :mod:`tracker.control.balance`): it enters the right-hand side of the implicit solve, so the
         predicted acceleration, and with it the damping and stiffness terms, account for it.
-        ``constraints`` ``(k, nv)``: velocity combinations the prediction holds at zero acceleration
-        (the stance feet's Jacobians: planted feet), solved exactly by
+        ``constraints`` (:class:`tracker.control.balance.Contacts`): contact rows the prediction holds,
+        unilaterally (the stance feet's at zero acceleration: planted feet; other links' touching the
+        ground at the velocity level: :func:`tracker.control.balance.contact_rows`), solved exactly by
         :func:`tracker.control.balance.solve_constrained`; without them a free root's prediction
         is a body in free fall, whose light shins would seem to meet any knee target at once.
 
@@ -218,6 +221,7 @@ class SPDController:
             raise SimulationError(
                 "SPD: M + Kd·dt is not positive definite (diverged state or bad mass matrix)"
             )
+        self.acceleration = acc  # the last solve is the one behind the torques returned (_limit's passes too)
         return acc, held
 
     def _limit(self, tau: np.ndarray, f: np.ndarray, implicit: np.ndarray, mass: np.ndarray,

@@ -16,18 +16,27 @@ when there are balls, computes the metrics and writes::
 The numbers and the recording are written before anything that may fail on
 strange values (plots, the video, the report); such a failure is reported in
 one line (:attr:`Outcome.problems`, ``timing.json`` and the report) and the
-run's exit status stays the simulation's. Every file but ``timing.json``
-holds only deterministic data, so the same config gives the same files byte
-for byte. Every file is written atomically.
+run's exit status stays the simulation's. A result file that cannot be written
+at all (a full disk) is a one-line :class:`~tracker.atomic.WriteError` naming
+it. Every file but ``timing.json`` holds only deterministic data, so the same
+config gives the same files byte for byte. Every file is written atomically.
+
+With ``keep_interrupted`` (the ``tracker run`` command), SIGINT or SIGTERM
+during the simulation stops it and keeps what ran: ``recording.npz`` (status
+``interrupted``) and ``metrics.json`` with ``"interrupted": true``, no plots
+(:attr:`Outcome.interrupted`; the command then exits 130).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -67,6 +76,8 @@ class Outcome:
     files: dict[str, str]
     #: One line per output that could not be written (a plot, the video, the report).
     problems: list[str] = field(default_factory=list)
+    #: SIGINT/SIGTERM stopped a simulation: the files hold what ran (``keep_interrupted``).
+    interrupted: bool = False
 
     @property
     def diverged(self) -> bool:
@@ -307,13 +318,14 @@ def make_simulation(prep: Prepared, *, scenario=None, schedule=None, gui: bool =
 
 
 def simulate(prep: Prepared, *, balls: bool = True, gui: bool = False,
-             on_step: Callable[[dict], None] | None = None) -> tuple[Any, dict]:
+             on_step: Callable[[dict], None] | None = None, keep_interrupted: bool = False) -> tuple[Any, dict]:
     """Run the prepared config once.
 
     Args:
         balls: launch the config's balls (False: the ball-free baseline).
         gui: open PyBullet's GUI window.
         on_step: called with every recorded row (progress bars).
+        keep_interrupted: a KeyboardInterrupt ends the run with what ran (:func:`run_simulation`).
 
     Returns:
         ``(recording, outcome)``: the :class:`~tracker.sim.recording.Recording` and the
@@ -324,11 +336,53 @@ def simulate(prep: Prepared, *, balls: bool = True, gui: bool = False,
     schedule = schedule_of(prep) if (balls and scenario is not None) else None
     sim = make_simulation(prep, scenario=scenario, schedule=schedule, gui=gui)
     try:
-        rec = sim.run(cfg.duration, progress=False, on_step=on_step)
+        rec = run_simulation(sim, cfg.duration, on_step=on_step, keep_interrupted=keep_interrupted)
     finally:
         sim.close()
     rec.meta.update(config=cfg.name, balls=bool(balls and prep.launches), schedule=schedule is not None)
     return rec, _ball_outcome(scenario)
+
+
+def run_simulation(sim, duration: float | None = None, *, progress: bool = False,
+                   on_step: Callable[[dict], None] | None = None, keep_interrupted: bool = False):
+    """``sim.run(duration)``; with ``keep_interrupted``, a KeyboardInterrupt (SIGINT, or SIGTERM under
+    :func:`interrupt_on_sigterm`) ends it early and returns the steps that ran as a recording with
+    status ``"interrupted"`` instead of losing them."""
+    if not keep_interrupted:
+        return sim.run(duration, progress=progress, on_step=on_step)
+    rows: list[dict] = []
+
+    def keep(row: dict) -> None:
+        rows.append(row)
+        if on_step is not None:
+            on_step(row)
+
+    wall0 = time.perf_counter()
+    try:
+        return sim.run(duration, progress=progress, on_step=keep)
+    except KeyboardInterrupt:
+        t = rows[-1]["t"] if rows else sim.opt.start
+        # Simulation.run keeps its rows to itself; the same rows, seen through on_step, make the recording.
+        return sim._recording(rows, "interrupted", f"interrupted at t = {t:.3f} s (clip time), after {len(rows)} steps",
+                              time.perf_counter() - wall0)
+
+
+@contextlib.contextmanager
+def interrupt_on_sigterm() -> Iterator[None]:
+    """While in the block, SIGTERM raises KeyboardInterrupt in the main thread, as SIGINT does
+    (a no-op outside the main thread, where signal handlers cannot be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_interrupt(signum, _frame) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _ball_outcome(scenario) -> dict:
@@ -394,20 +448,22 @@ def compute_metrics(prep: Prepared, rec, baseline, ball_outcome: dict) -> dict:
     return m
 
 
-def open_result_folder(out: str | Path) -> Path:
+def open_result_folder(out: str | Path, clear: bool = False) -> Path:
     """Create the result folder ``out`` (one-line error if it cannot be) and drop an earlier run's
-    ``metrics.json``: a folder is not "finished" while a new run writes into it."""
-    folder = Path(out)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise TrackerError(f"cannot create the result folder {folder} ({exc.strerror or exc})") from None
+    ``metrics.json``: a folder is not "finished" while a new run writes into it. ``clear``: first
+    remove every file an earlier run wrote there (:func:`tracker.outdir.clear_run_files`, ``--force``)."""
+    from tracker.outdir import check_path, clear_run_files, make_out
+
+    folder = make_out(check_path(out, "--out"))
+    if clear:
+        clear_run_files(folder)
     (folder / "metrics.json").unlink(missing_ok=True)
     return folder
 
 
 def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None = None, gui: bool = False,
-                   progress: bool = False, header: str = "") -> Outcome:
+                   progress: bool = False, header: str = "", clear: bool = False,
+                   keep_interrupted: bool = False) -> Outcome:
     """Run ``cfg`` (and its ball-free baseline when it has balls) and write the result folder.
 
     Args:
@@ -416,9 +472,12 @@ def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None
         gui: show the run in PyBullet's GUI (the baseline runs headless).
         progress: tqdm progress bars on stderr.
         header: comment lines written at the top of config.yaml (provenance).
+        clear: remove an earlier run's files from ``out`` first (once the config has been built).
+        keep_interrupted: SIGINT/SIGTERM during a simulation keep what ran (module docstring).
 
     Raises:
-        TrackerError: a bad config or clip; a missing optional extra (video) before anything runs.
+        TrackerError: a bad config or clip; a missing optional extra (video) before anything runs;
+            a result file that cannot be written (:class:`~tracker.atomic.WriteError`).
     """
     want_video = cfg.outputs.video if video is None else video
     if want_video:
@@ -431,22 +490,28 @@ def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None
     t0 = time.perf_counter()
     prep = build(cfg)
     timing["build_s"] = time.perf_counter() - t0
-    folder = open_result_folder(out)
+    folder = open_result_folder(out, clear=clear)
     write_text_atomic(folder / "config.yaml", dump_config(cfg, header))
 
-    rec, ball_outcome = _timed_sim(prep, True, gui, progress, "run" if not prep.launches else "with balls", timing,
-                                   "sim_s")
-    baseline = None
-    if prep.launches:
-        key = baseline_key(cfg)
-        baseline = _BASELINES.get(key)
-        if baseline is None:
-            baseline, _ = _timed_sim(prep, False, False, progress, "baseline", timing, "baseline_s")
-            _BASELINES.clear()  # keep one: sweeps over ball settings reuse it run after run
-            _BASELINES[key] = baseline
-        else:
-            timing["baseline_s"] = 0.0
-            timing["baseline_reused"] = True
+    with interrupt_on_sigterm() if keep_interrupted else contextlib.nullcontext():
+        rec, ball_outcome = _timed_sim(prep, True, gui, progress, "run" if not prep.launches else "with balls",
+                                       timing, "sim_s", keep_interrupted)
+        baseline = None
+        if prep.launches and rec.status != "interrupted":
+            key = baseline_key(cfg)
+            baseline = _BASELINES.get(key)
+            if baseline is None:
+                baseline, _ = _timed_sim(prep, False, False, progress, "baseline", timing, "baseline_s",
+                                         keep_interrupted)
+                if baseline.status != "interrupted":
+                    _BASELINES.clear()  # keep one: sweeps over ball settings reuse it run after run
+                    _BASELINES[key] = baseline
+            else:
+                timing["baseline_s"] = 0.0
+                timing["baseline_reused"] = True
+    stopped = next((r for r in (rec, baseline) if r is not None and r.status == "interrupted"), None)
+    if stopped is not None:
+        return _write_interrupted(folder, prep, rec, baseline, ball_outcome, stopped, timing)
     # The numbers and the recording first: whatever fails after them (a plot, the video, the
     # report) is reported in one line and in the report, and loses nothing already written.
     metrics = compute_metrics(prep, rec, baseline, ball_outcome)
@@ -488,6 +553,30 @@ def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None
     return Outcome(cfg, folder, rec, baseline, metrics, timing, files, problems)
 
 
+def _write_interrupted(folder: Path, prep: Prepared, rec, baseline, ball_outcome: dict, stopped,
+                       timing: dict) -> Outcome:
+    """What ran before SIGINT/SIGTERM: the recording(s) so far and metrics.json marked ``interrupted``
+    (no plots, video or report: the user asked to stop)."""
+    cfg = prep.config
+    during = "baseline" if stopped is baseline else "run"
+    # An interrupted baseline is shorter than the run: no impact response against it.
+    metrics = compute_metrics(prep, rec, None, ball_outcome if stopped is rec else {})
+    metrics.update(interrupted=True, interrupted_during=during, status="interrupted",
+                   message=stopped.message + ("" if during == "run" else " in the ball-free baseline"))
+    files: dict[str, str] = {"config": "config.yaml"}
+    rec.save(folder / "recording.npz")
+    files["recording"] = "recording.npz"
+    if baseline is not None:
+        baseline.save(folder / "baseline.npz")
+        files["baseline"] = "baseline.npz"
+    write_json_atomic(folder / "metrics.json", metrics)
+    files["metrics"] = "metrics.json"
+    timing["interrupted"] = True
+    write_json_atomic(folder / "timing.json", timing)
+    files["timing"] = "timing.json"
+    return Outcome(cfg, folder, rec, baseline, metrics, timing, files, [], interrupted=True)
+
+
 def problem_line(what: str, exc: BaseException) -> str:
     """One line saying which output could not be written and why (cut to a readable length)."""
     text = " ".join(str(exc).split())
@@ -499,7 +588,11 @@ def problem_line(what: str, exc: BaseException) -> str:
 
 def _write_plots(folder: Path, rec, baseline, problems: list[str]) -> dict[str, str]:
     """Each plot on its own, so that one that fails (a diverged run's values) costs only itself."""
-    from tracker.analysis import plots
+    try:
+        from tracker.analysis import plots
+    except Exception as exc:  # noqa: BLE001 - matplotlib itself (MPLBACKEND=bogus): no plot at all
+        problems.append(problem_line("plots (joint_error.png, gains.png, joint_angles.png, balls.png)", exc))
+        return {}
 
     jobs = [("joint_error", lambda p: plots.plot_joint_error(rec, p, baseline)),
             ("gains", lambda p: plots.plot_gains(rec, p)),
@@ -543,7 +636,8 @@ def baseline_key(cfg: ExperimentConfig) -> str:
     return dump_config(plain) + f"# clip mtime {os.path.getmtime(cfg.clip.path)}"
 
 
-def _timed_sim(prep: Prepared, balls: bool, gui: bool, progress: bool, desc: str, timing: dict, key: str):
+def _timed_sim(prep: Prepared, balls: bool, gui: bool, progress: bool, desc: str, timing: dict, key: str,
+               keep_interrupted: bool = False):
     cfg = prep.config
     bar = None
     on_step = None
@@ -559,7 +653,7 @@ def _timed_sim(prep: Prepared, balls: bool, gui: bool, progress: bool, desc: str
 
     t0 = time.perf_counter()
     try:
-        result = simulate(prep, balls=balls, gui=gui, on_step=on_step)
+        result = simulate(prep, balls=balls, gui=gui, on_step=on_step, keep_interrupted=keep_interrupted)
     finally:
         if bar is not None:
             bar.close()

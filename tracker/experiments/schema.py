@@ -28,11 +28,11 @@ import math
 import types
 import typing
 from dataclasses import MISSING, dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
 from tracker.errors import ConfigError
+from tracker.numbers import number_from_text
 
 #: Marks a field without default that the file must give.
 REQUIRED: Any = MISSING
@@ -250,9 +250,9 @@ def convert(tp: Any, value: Any, ctx: Context, key: str, meta: typing.Mapping = 
 def _number(tp: type, value: Any, ctx: Context, key: str, meta: typing.Mapping) -> float | int:
     given = value
     if meta.get("fraction") and isinstance(value, str):
-        try:
-            value = float(Fraction(value.strip()))
-        except (ValueError, ZeroDivisionError):
+        try:  # bounded work for any text: no OverflowError for 1e309, no 10**99999999 for 1e99999999
+            value = number_from_text(value)
+        except ValueError:
             raise ctx.error(key, f"expected a number or a fraction like 1/60, got {show(given)}") from None
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):

@@ -20,10 +20,16 @@ A sweep file::
       - {x: sim.dt, y: controller.gains.scale, metric: diverged}           # heat map over two parameters
       - {kind: largest_stable, x: sim.dt, gain: controller.gains.scale, hue: controller.name}
 
-Every run is validated before any starts. Its folder under the sweep's output
-folder is named by its parameters (``name=pd__dt=1_60``: stable, filesystem
-safe). A run is finished when its ``metrics.json`` exists, so running the
-sweep again skips finished runs and a killed sweep resumes. ``summary.csv``
+A sweep has at most :data:`MAX_RUNS` runs, counted before any is built. Every
+value of the grid is checked when the file is read (``--list`` too: a few runs in
+full, the other values against their key's type and range, so it answers at
+once), and every run's config before any run starts. A run's folder under the
+sweep's output folder is named by its parameters (``name=pd__dt=1_60``: stable,
+filesystem safe; a name over :data:`MAX_KEY_BYTES` bytes is cut and ends in a
+hash of the whole name). A run is finished when its ``metrics.json`` holds a
+mapping of metrics, so running the sweep again skips finished runs and a killed
+sweep resumes; an empty, truncated, binary or non-mapping ``metrics.json``
+counts as unfinished and its run is redone. ``summary.csv``
 (one row per run, in grid order, parameters then metrics; no wall-clock
 columns) and the summary plots are written at the end. Backends: ``local``
 (worker processes) and ``ray`` (``ray.init()``: a local Ray instance, or the
@@ -42,6 +48,7 @@ import re
 import shutil
 import sys
 import time
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -49,10 +56,24 @@ from typing import Any, Literal
 from tracker.errors import ConfigError, TrackerError
 from tracker.experiments.config import config_from_data, dump_config, read_yaml
 from tracker.experiments.results import write_json_atomic, write_text_atomic
-from tracker.experiments.schema import REQUIRED, Context, parse, setting, show
+from tracker.experiments.schema import REQUIRED, Context, convert, parse, setting, show
 
 DEFAULT_METRICS = ("status", "diverged", "fell", "steps", "joint_error_mean_rad", "joint_error_max_rad",
                    "root_error_mean_m", "ee_error_mean_m", "torque_saturation")
+#: The most runs a sweep may have (the grid's product times the zipped lists' length), counted before
+#: any run is built: split a larger study into several sweeps.
+MAX_RUNS = 10_000
+#: The longest run folder name, bytes (filesystems allow 255): a longer one is cut, and ends in ``~`` and
+#: 16 hex digits of the whole name's SHA-256 (still unique and stable, so a resumed sweep finds it).
+MAX_KEY_BYTES = 200
+#: How many runs :func:`load_sweep` validates in full (run 0, then the first run with each grid value);
+#: the other values are checked against their key's type and range alone, and :func:`check_runs`
+#: validates every run before any starts.
+FULL_CHECKS = 16
+#: The largest metrics.json read back, bytes (a run writes a few kB); a larger one counts as unreadable.
+MAX_METRICS_BYTES = 16 * 2 ** 20
+#: The longest path the system takes, bytes (Linux PATH_MAX, the terminating NUL included).
+PATH_MAX = 4096
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,7 +102,8 @@ class SweepConfig:
     description: str = setting("", "one line")
     base: str = setting(REQUIRED, "the experiment config every run starts from", path=True)
     set: dict[str, Any] = setting({}, "overrides every run gets (key path -> value)")
-    grid: dict[str, list[Any]] = setting({}, "key path -> values; runs are the cartesian product")
+    grid: dict[str, list[Any]] = setting({}, "key path -> values; runs are the cartesian product (with the zipped "
+                                         f"lists, at most {MAX_RUNS} runs)")
     zip: dict[str, list[Any]] = setting({}, "key path -> values of one common length, varied together")
     metrics: list[str] = setting(list(DEFAULT_METRICS), "summary.csv metric columns (dotted for nested metrics)")
     plots: list[PlotSpec] = setting([], "summary plots")
@@ -151,6 +173,12 @@ def load_sweep(path: str | Path) -> Sweep:
     if len(set(lengths.values())) > 1:
         raise ctx.error("zip", "lists must have one common length, got "
                         + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+    n_zip = next(iter(lengths.values()), 1)
+    n_runs = math.prod(len(v) for v in cfg.grid.values()) * n_zip
+    if n_runs > MAX_RUNS:  # counted from the lists' lengths: no run is built
+        sizes = [str(len(v)) for v in cfg.grid.values()] + ([f"{n_zip} zipped"] if lengths else [])
+        raise ctx.error("grid" if cfg.grid else "zip", f"{n_runs} runs ({' x '.join(sizes)}) is over the limit of "
+                        f"{MAX_RUNS}; split the sweep into smaller ones")
     keys = tuple(cfg.grid) + tuple(cfg.zip)
     for i, spec in enumerate(cfg.plots):
         _check_plot(spec, keys, ctx, f"plots.{i}")
@@ -160,9 +188,81 @@ def load_sweep(path: str | Path) -> Sweep:
     base_raw.setdefault("name", cfg.name)
     runs = tuple(_runs(cfg, ctx))
     sweep = Sweep(path, cfg, base_raw, runs)
-    for run in runs:
-        sweep.run_config(run)  # every run valid before any starts
+    _check_values(sweep)  # every run is validated in full by check_runs, before any starts
     return sweep
+
+
+def _check_values(sweep: Sweep) -> None:
+    """Validate run 0 and the first run with each grid value in full (up to :data:`FULL_CHECKS`
+    runs, in run order), and every other grid value against its key's type and range alone
+    (microseconds each: reading a sweep of :data:`MAX_RUNS` runs validates :data:`FULL_CHECKS` configs,
+    not thousands, which took minutes).
+    """
+    cfg = sweep.config
+    # (keys, values) per axis of the run order: each grid key, then the zipped keys together
+    axes = [((k,), [(v,) for v in vs]) for k, vs in cfg.grid.items()]
+    if cfg.zip:
+        axes.append((tuple(cfg.zip), list(zip(*cfg.zip.values()))))
+    strides, n = [], 1
+    for _, vals in reversed(axes):  # the last axis varies fastest (see _runs)
+        strides.insert(0, n)
+        n *= len(vals)
+    # the first run with value i of an axis: i on that axis, the first value on every other
+    firsts = sorted({0} | {i * stride for stride, (_, vals) in zip(strides, axes) for i in range(1, len(vals))})
+    checked = set(firsts[:FULL_CHECKS])
+    for index in firsts[:FULL_CHECKS]:
+        sweep.run_config(sweep.runs[index])
+    for stride, (keys, vals) in zip(strides, axes):
+        for i, group in enumerate(vals):
+            if i * stride not in checked:
+                for key, value in zip(keys, group):
+                    _check_value(sweep, sweep.runs[i * stride], key, value)
+
+
+def _check_value(sweep: Sweep, run: Run, key: str, value: Any) -> None:
+    """``value`` against the type and range of the config key ``key`` (``balls.0.speed``); a key path
+    the schema does not resolve here (a joint name under a mapping...) is left to the full checks."""
+    found = _field_at(key)
+    if found is None:
+        return
+    tp, meta = found
+    label = f"sweep {sweep.path.name} run {run.key}: {key}={show(value)}"
+    convert(tp, value, Context(sweep.config.base, overridden={key: label}), key, meta)
+
+
+def _field_at(key: str) -> tuple[Any, Any] | None:
+    """The schema type and field metadata of an experiment config key path, or None."""
+    import typing
+
+    from tracker.experiments.config import ExperimentConfig
+
+    tp: Any = ExperimentConfig
+    meta: Any = {}
+    for part in re.sub(r"\[\s*([0-9]+)\s*\]", r".\1", key.strip()).split("."):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if typing.get_origin(tp) in (typing.Union, types.UnionType) and len(args) == 1:
+            tp = args[0]  # X | None
+        if dataclasses.is_dataclass(tp):
+            fields = {f.name: f for f in dataclasses.fields(tp) if f.init}
+            if part not in fields:
+                return None
+            tp, meta = _hints(tp)[part], fields[part].metadata
+        elif typing.get_origin(tp) is list and part.isdigit():
+            tp = typing.get_args(tp)[0]
+        else:
+            return None
+    return tp, meta
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    import typing
+
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def _check_plot(spec: PlotSpec, keys: tuple[str, ...], ctx: Context, where: str) -> None:
@@ -181,20 +281,35 @@ def _check_plot(spec: PlotSpec, keys: tuple[str, ...], ctx: Context, where: str)
 
 def _runs(cfg: SweepConfig, ctx: Context) -> list[Run]:
     grid_keys, zip_keys = list(cfg.grid), list(cfg.zip)
-    grid = list(itertools.product(*cfg.grid.values())) if grid_keys else [()]
-    zipped = list(zip(*cfg.zip.values())) if zip_keys else [()]
     shorts = _short_names(grid_keys + zip_keys)
+    # each value's folder-name fragment once, not once per run
+    grid = list(itertools.product(*[[(v, f"{shorts[k]}={_fmt(v)}") for v in vs] for k, vs in cfg.grid.items()]))
+    zipped = (list(zip(*[[(v, f"{shorts[k]}={_fmt(v)}") for v in vs] for k, vs in cfg.zip.items()]))
+              if zip_keys else [()])
     runs, seen = [], {}
-    for g in grid:
+    for g in grid:  # product() of no lists: one empty tuple
         for z in zipped:
-            params = tuple(zip(grid_keys + zip_keys, g + z))
-            key = "__".join(f"{shorts[k]}={_fmt(v)}" for k, v in params) or "base"
+            params = tuple(zip(grid_keys + zip_keys, (v for v, _ in g + z)))
+            key = _folder_name("__".join(text for _, text in g + z) or "base")
             if key in seen:
                 raise ctx.error("grid", f"runs {show(seen[key])} and {show(dict(params))} get the same folder name {show(key)}; "
                                 "make the values distinct")
             seen[key] = dict(params)
             runs.append(Run(params, key))
     return runs
+
+
+def _folder_name(key: str) -> str:
+    """``key``, or if it is over :data:`MAX_KEY_BYTES` bytes long (UTF-8) its beginning, ``~`` and 16 hex
+    digits of its SHA-256: a grid value as long as a file path still makes a folder the system accepts,
+    the same folder on every invocation (the sweep resumes), and ``~`` marks it (no value gives one)."""
+    raw = key.encode()
+    if len(raw) <= MAX_KEY_BYTES:
+        return key
+    import hashlib
+
+    head = raw[: MAX_KEY_BYTES - 17].decode("utf-8", "ignore").rstrip("_")
+    return f"{head}~{hashlib.sha256(raw).hexdigest()[:16]}"
 
 
 def _short_names(keys: list[str]) -> dict[str, str]:
@@ -258,9 +373,36 @@ class SweepResult:
     seconds: float
 
 
+def read_metrics(folder: Path) -> tuple[dict | None, str | None]:
+    """A run's metrics: ``(metrics, None)`` if its metrics.json holds a non-empty mapping, else
+    ``(None, why)``: ``why`` is None without a metrics.json, else one phrase (empty, truncated,
+    binary, not a mapping, not a regular file...)."""
+    import json
+    import stat
+
+    path = folder / "metrics.json"
+    try:
+        info = path.stat()
+    except (OSError, ValueError):  # none, a dangling link, a name too long
+        return None, ("its metrics.json is a broken link" if os.path.islink(path) else None)
+    if not stat.S_ISREG(info.st_mode):  # a folder, a FIFO (whose read would block)...
+        return None, "its metrics.json is not a regular file"
+    if info.st_size > MAX_METRICS_BYTES:
+        return None, f"its metrics.json is over {MAX_METRICS_BYTES} bytes"
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: not JSON, not UTF-8
+        what = "empty" if info.st_size == 0 else f"unreadable ({type(exc).__name__})"
+        return None, f"its metrics.json is {what}"
+    if not isinstance(data, dict) or not data:
+        return None, f"its metrics.json holds {show(data, 24)}, not a mapping of metrics"
+    return data, None
+
+
 def is_finished(folder: Path) -> bool:
-    """A run is finished when its metrics.json exists (written last, atomically)."""
-    return (folder / "metrics.json").is_file()
+    """A run is finished when its metrics.json (written last, atomically) holds a mapping of metrics;
+    an empty, truncated, binary or non-mapping one (a full disk, a copy cut short) does not count."""
+    return read_metrics(folder)[0] is not None
 
 
 def run_sweep(sweep: Sweep, out: str | Path | None = None, workers: int = 1, backend: str = "local",
@@ -284,13 +426,17 @@ def run_sweep(sweep: Sweep, out: str | Path | None = None, workers: int = 1, bac
     t0 = time.perf_counter()
     folder = Path(out) if out is not None else Path("results") / "sweeps" / sweep.config.name
     runs_dir = folder / "runs"
+    _check_path_lengths(sweep, runs_dir)
     runs_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(folder / "sweep.yaml", sweep.path.read_text())
     check_runs(sweep)
     todo, skipped = [], []
     for run in sweep.runs:
         rf = runs_dir / run.key
-        if is_finished(rf):
+        metrics, why = read_metrics(rf)
+        if why:
+            log(f"run {run.key}: {why}; running it again")
+        if metrics is not None:
             if _same_config(rf, sweep.run_config(run)):
                 # a kill after metrics.json (written first) can leave a later file's temporary
                 from tracker.atomic import remove_stale_temporaries
@@ -299,7 +445,9 @@ def run_sweep(sweep: Sweep, out: str | Path | None = None, workers: int = 1, bac
                 skipped.append(run.key)
                 continue
             log(f"run {run.key}: its config changed since it ran; running it again")
-        if rf.exists():  # an unfinished or stale run: start it from an empty folder
+        if rf.is_symlink() or rf.is_file():  # not a run folder at all
+            rf.unlink()
+        elif rf.exists():  # an unfinished or stale run: start it from an empty folder
             shutil.rmtree(rf)
         todo.append(run)
     bar = None
@@ -338,6 +486,20 @@ def run_sweep(sweep: Sweep, out: str | Path | None = None, workers: int = 1, bac
     return SweepResult(folder, [r.key for r in todo], skipped, failed, summary, plots, time.perf_counter() - t0)
 
 
+def _check_path_lengths(sweep: Sweep, runs_dir: Path) -> None:
+    """Refuse an output folder whose run folders' files would have a path the system does not take."""
+    where = os.path.abspath(runs_dir)
+    for part in Path(where).parts:
+        if len(os.fsencode(part)) > 255:
+            raise ConfigError(f"--out {show(str(runs_dir))}: a folder name is over 255 bytes ({show(part)})")
+    longest = max(len(r.key.encode()) for r in sweep.runs)
+    # a run folder, then a file name and its temporary's (.recording.npz.XXXXXXXX.npz) inside it
+    need = len(os.fsencode(where)) + 1 + longest + 1 + 40
+    if need >= PATH_MAX:
+        raise ConfigError(f"--out {show(str(runs_dir))}: the runs' files would have paths of {need} bytes, over the "
+                          f"system's limit of {PATH_MAX}; choose a shorter output folder")
+
+
 def check_runs(sweep: Sweep) -> None:
     """Plan every run's ball launches before any run starts.
 
@@ -361,7 +523,10 @@ def _same_config(folder: Path, cfg) -> bool:
     def strip(text: str) -> str:  # the header comments hold provenance, not settings
         return "".join(line + "\n" for line in text.splitlines() if not line.startswith("#"))
 
-    return strip(path.read_text()) == strip(dump_config(cfg))
+    try:
+        return strip(path.read_text()) == strip(dump_config(cfg))
+    except (OSError, ValueError):  # unreadable, not UTF-8: not the config it ran with, so run it again
+        return False
 
 
 def parallel_map(fn, jobs: list[tuple], workers: int = 1, backend: str = "local"):
@@ -503,14 +668,10 @@ def _cell(value: Any) -> str:
 
 def collect(sweep: Sweep, folder: Path) -> list[dict]:
     """One row per run in sweep order: ``run``, the parameters, ``finished``, the metrics (None if absent)."""
-    import json
-
     rows = []
     for run in sweep.runs:
         rf = folder / "runs" / run.key
-        metrics = {}
-        if is_finished(rf):
-            metrics = json.loads((rf / "metrics.json").read_text())
+        metrics = read_metrics(rf)[0] or {}
         row = {"run": run.key, **dict(run.params), "finished": bool(metrics)}
         for m in sweep.config.metrics:
             row[m] = metric_value(metrics, m) if metrics else None
@@ -538,11 +699,11 @@ def _num(x: Any) -> float:
     if isinstance(x, (int, float)):
         return float(x)
     if isinstance(x, str):
-        from fractions import Fraction
+        from tracker.numbers import number_from_text
 
         try:
-            return float(Fraction(x))
-        except (ValueError, ZeroDivisionError):
+            return number_from_text(x)
+        except ValueError:
             return math.nan
     return math.nan
 
@@ -587,12 +748,10 @@ def write_summary_plots(sweep: Sweep, folder: Path) -> list[Path]:
 
     rows = collect(sweep, folder)
     # Metrics named by plots but not listed in `metrics` are read here.
-    import json
-
     for row, run in zip(rows, sweep.runs):
         rf = folder / "runs" / run.key
         if row["finished"]:
-            metrics = json.loads((rf / "metrics.json").read_text())
+            metrics = read_metrics(rf)[0] or {}
             for spec in sweep.config.plots:
                 if spec.metric and spec.metric not in row:
                     row[spec.metric] = metric_value(metrics, spec.metric)

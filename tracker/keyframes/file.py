@@ -29,9 +29,11 @@ complete one)::
         pose: {left_knee: 0}                 # a joint left out keeps its previous value
 
 The first key's missing joints are at the model's zero pose and its missing
-root is the model's standing pose. Times are seconds, strictly increasing,
-the first ``>= 0``. Every problem raises :class:`KeyframeError` with one line
-``FILE: key.path: what is wrong``.
+root is the model's standing pose. Times are seconds, strictly increasing and
+at least 1e-4 s apart, the first ``>= 0``; the last key plus the hold is at most
+3600 s (:data:`MAX_DURATION`). Gains have upper ends (:data:`MAX_KP_PER_KG`...)
+and every other number a magnitude of at most 1e6. Every problem raises
+:class:`KeyframeError` with one line ``FILE: key.path: what is wrong``.
 """
 
 from __future__ import annotations
@@ -56,6 +58,17 @@ _KEY_OPTIONAL = ("pose", "root", "velocity")
 #: The paper's gains (§4.2): kp = 130 m_sub, kd = 10 kp dt.
 DEFAULT_KP_PER_KG = 130.0
 DEFAULT_KD_RATIO = 10.0
+#: The longest run a file may ask for: the last key's time plus the hold, s (as an experiment's sim.duration).
+MAX_DURATION = 3600.0
+#: The closest two keys may be, s (ten steps of the smallest time step, 1e-5 s).
+MIN_KEY_SPACING = 1e-4
+#: Upper ends of the gains: kp per kg, kd ratio, a joint's gain factor, the profile's power.
+MAX_KP_PER_KG = 1e5
+MAX_KD_RATIO = 1e3
+MAX_GAIN_FACTOR = 1e3
+MAX_POWER = 100.0
+#: The largest magnitude of any other number (angles, positions, velocities).
+MAX_MAGNITUDE = 1e6
 
 
 class KeyframeError(ConfigError):
@@ -169,11 +182,20 @@ class _Ctx:
             if k not in value:
                 raise self.fail(_join(key, k), "missing required key")
 
-    def number(self, value: Any, key: str, minimum: float | None = None, strict: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+    def number(self, value: Any, key: str, minimum: float | None = None, strict: bool = False,
+               maximum: float = MAX_MAGNITUDE) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, f"expected a number, got {_show(value)}")
+        if isinstance(value, int) and abs(value) > 2 ** 63:  # float() of a huge integer overflows
+            raise self.fail(key, f"{_show(value)} is out of range (magnitude over {MAX_MAGNITUDE:g})")
+        if not np.isfinite(value):
             raise self.fail(key, f"expected a number, got {_show(value)}")
         if minimum is not None and (value < minimum or (strict and value == minimum)):
             raise self.fail(key, f"must be {'>' if strict else '>='} {minimum:g}, got {value!r}")
+        if value > maximum:
+            raise self.fail(key, f"must be <= {maximum:g}, got {value!r}")
+        if abs(value) > MAX_MAGNITUDE:
+            raise self.fail(key, f"{value!r} is out of range (magnitude over {MAX_MAGNITUDE:g})")
         return float(value)
 
     def vector(self, value: Any, key: str, n: int = 3) -> np.ndarray:
@@ -262,18 +284,19 @@ def parse_keyframes(raw: Any, path: str | Path) -> KeyframeFile:
     order = _euler_order(ctx, data.get("euler", "XYZ"), "euler")
     root = ctx.choice(data.get("root", "anchored"), "root", ROOT_MODES)
     gravity = ctx.flag(data.get("gravity", True), "gravity")
-    hold = ctx.number(data.get("hold", 1.0), "hold", 0.0)
+    hold = ctx.number(data.get("hold", 1.0), "hold", 0.0, maximum=MAX_DURATION)
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ctx.fail("description", f"expected text, got {_show(description)}")
     gains = ctx.mapping(data.get("gains", {}), "gains")
     ctx.keys(gains, "gains", (), ("kp_per_kg", "kd_ratio", "scale"))
-    kp_per_kg = ctx.number(gains.get("kp_per_kg", DEFAULT_KP_PER_KG), "gains.kp_per_kg", 0.0, strict=True)
-    kd_ratio = ctx.number(gains.get("kd_ratio", DEFAULT_KD_RATIO), "gains.kd_ratio", 0.0)
+    kp_per_kg = ctx.number(gains.get("kp_per_kg", DEFAULT_KP_PER_KG), "gains.kp_per_kg", 0.0, strict=True,
+                           maximum=MAX_KP_PER_KG)
+    kd_ratio = ctx.number(gains.get("kd_ratio", DEFAULT_KD_RATIO), "gains.kd_ratio", 0.0, maximum=MAX_KD_RATIO)
     prof = ctx.mapping(data.get("profile", {}), "profile")
     ctx.keys(prof, "profile", (), ("kind", "power"))
     kind = ctx.choice(prof.get("kind", "poly"), "profile.kind", PROFILE_KINDS)
-    power = ctx.number(prof.get("power", 2.0), "profile.power", 0.0, strict=True)
+    power = ctx.number(prof.get("power", 2.0), "profile.power", 0.0, strict=True, maximum=MAX_POWER)
 
     kinds = {s.name: s.kind for s in model.layout.joints}
     gain_scale = _gain_scale(ctx, gains.get("scale", {}), kinds)
@@ -287,6 +310,12 @@ def parse_keyframes(raw: Any, path: str | Path) -> KeyframeFile:
             raise ctx.fail("keys[0].t", f"must be >= 0, got {keys[0].t:g}")
         if i > 0 and not keys[i].t > keys[i - 1].t:
             raise ctx.fail(f"keys[{i}].t", f"times must increase strictly: {keys[i].t:g} s after {keys[i - 1].t:g} s")
+        if i > 0 and keys[i].t - keys[i - 1].t < MIN_KEY_SPACING:
+            raise ctx.fail(f"keys[{i}].t", f"keys must be at least {MIN_KEY_SPACING:g} s apart: {keys[i].t!r} s is "
+                                           f"{keys[i].t - keys[i - 1].t:.3g} s after {keys[i - 1].t!r} s")
+    if keys[-1].t + hold > MAX_DURATION:
+        raise ctx.fail("hold", f"the run would last {keys[-1].t + hold:g} s (the last key at {keys[-1].t:g} s plus "
+                               f"the hold of {hold:g} s), over {MAX_DURATION:g} s")
     return KeyframeFile(path=path, model=spec, keys=tuple(keys), root=root, gravity=gravity, hold=hold,
                         kp_per_kg=kp_per_kg, kd_ratio=kd_ratio, profile=kind, power=power,
                         description=description, gain_scale=MappingProxyType(gain_scale))
@@ -300,7 +329,7 @@ def _gain_scale(ctx: _Ctx, raw: Any, kinds: dict[str, str]) -> dict[str, float]:
     out: dict[str, float] = {}
     for pattern, value in raw.items():
         key = f"gains.scale.{pattern}"
-        factor = ctx.number(value, key, 0.0)
+        factor = ctx.number(value, key, 0.0, maximum=MAX_GAIN_FACTOR)
         try:
             rx = re.compile(pattern)
         except re.error as exc:
@@ -316,7 +345,7 @@ def _gain_scale(ctx: _Ctx, raw: Any, kinds: dict[str, str]) -> dict[str, float]:
 def _parse_key(ctx: _Ctx, rk: Any, key: str, kinds: dict[str, str], order: str, scale: float) -> Key:
     ctx.mapping(rk, key)
     ctx.keys(rk, key, _KEY_REQUIRED, _KEY_OPTIONAL)
-    t = ctx.number(rk["t"], _join(key, "t"))
+    t = ctx.number(rk["t"], _join(key, "t"), maximum=MAX_DURATION)
     joints: dict[str, Any] = {}
     pose = ctx.mapping(rk.get("pose", {}) or {}, _join(key, "pose"))
     for name, value in pose.items():

@@ -197,8 +197,12 @@ def tail_motion(rec, track: KeyframeTrack, joints: tuple[str, ...] | None = None
     held = np.broadcast_to(track.key_q[-1], rec.q.shape)
     dev = joint_errors(lay, rec.q, held)[:, cols].max(axis=1)
     last = int(_rows_at(rec, track.times[-1:])[0])
-    peak = float(dev.max()) if last < 0 else float(dev[: last + 1].max())
-    at_last = float(dev[last]) if last >= 0 else float("nan")
+    if last < 0:  # no step within dt/2 of the last key: the first step after it, or the run's last step
+        # (a key before the first step's end, or a run that stopped early); never NaN in metrics.json
+        after = np.flatnonzero(rec.t >= track.times[-1])
+        last = int(after[0]) if after.size else rec.n_steps - 1
+    peak = float(dev[: last + 1].max())
+    at_last = float(dev[last])
     end = float(dev[-1])
     return {"joints": list(names), "peak_rad": peak, "at_last_key_rad": at_last, "end_rad": end,
             "decay": end / at_last if at_last > 0 else 0.0}

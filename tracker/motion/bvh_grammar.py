@@ -138,9 +138,27 @@ class Lines:
         return BVHError(self.path, line, reason)
 
 
+_NOT_A_FILE = {0o010000: "a named pipe (FIFO)", 0o020000: "a character device", 0o060000: "a block device",
+               0o140000: "a socket", 0o040000: "a folder"}
+
+
 def read_file(path: str | Path) -> bytes:
-    """The file's bytes (at most :data:`MAX_FILE_BYTES` + 1); ``BVHError`` if it cannot be read."""
+    """The file's bytes (at most :data:`MAX_FILE_BYTES` + 1); ``BVHError`` if it cannot be read.
+
+    The path is ``stat``-ed first: a named pipe (whose ``open`` would block), a device
+    (``/dev/zero`` never ends), a socket or a folder is refused by its type, and a file over the
+    size bound is refused without reading it.
+    """
+    import os
+    import stat
+
     try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            kind = _NOT_A_FILE.get(stat.S_IFMT(info.st_mode), "not a regular file")
+            raise BVHError(str(path), None, f"{kind}, not a BVH file: not read")
+        if info.st_size > MAX_FILE_BYTES:
+            raise BVHError(str(path), None, f"file is larger than {MAX_FILE_BYTES >> 20} MiB: not read")
         with open(path, "rb") as fh:
             return fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:

@@ -137,16 +137,15 @@ class JointMap:
 
 
 def load_joint_map(path: str | Path) -> JointMap:
-    """Load and validate a joint-map YAML; errors name the file and key."""
-    import yaml
+    """Load and validate a joint-map YAML; errors name the file and key.
+
+    The file is read by :func:`tracker.yamlsafe.read_yaml_file`: a regular file (a FIFO, a device
+    or a folder is refused by its type, unopened) of at most 1 MiB, nesting and aliases bounded.
+    """
+    from tracker.yamlsafe import read_yaml_file
 
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise RetargetError(f"{path}: joint map not found") from None
-    except (OSError, yaml.YAMLError) as exc:
-        raise RetargetError(f"{path}: cannot read joint map ({exc})".replace("\n", " ")) from None
+    data = read_yaml_file(path, "joint map", error=RetargetError)
     if not isinstance(data, dict):
         raise RetargetError(f"{path}: a joint map must be a mapping with a 'links' key\n{EXAMPLE_MAP}")
     unknown = set(data) - _TOP_KEYS
@@ -267,7 +266,7 @@ def select_joint_map(skeleton: Skeleton, spec: str | Path | None = None, source:
         spec = str(spec)
         if spec in maps:
             jm = maps[spec]
-        elif spec.endswith((".yaml", ".yml")) or Path(spec).exists():
+        elif spec.endswith((".yaml", ".yml")) or _exists(spec):
             jm = load_joint_map(spec)
         else:
             raise RetargetError(f"unknown joint map {spec!r} (built-in: {', '.join(maps)}; or a YAML path)")
@@ -282,6 +281,14 @@ def select_joint_map(skeleton: Skeleton, spec: str | Path | None = None, source:
         jmap, how = match_skeleton(skeleton, frames, source)
         return replace(jmap, matching=how)
     return fits[0]
+
+
+def _exists(path: str) -> bool:
+    """Whether ``path`` names something (a name too long for the system does not)."""
+    try:
+        return Path(path).exists()
+    except OSError:
+        return False
 
 
 def _same_shape(jmap: JointMap, skeleton) -> bool:

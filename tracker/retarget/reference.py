@@ -11,6 +11,7 @@ import numpy as np
 from tracker.atomic import atomic_target
 from tracker.character.layout import Layout
 from tracker.errors import RetargetError
+from tracker.readfile import NpzFields, load_npz_checked
 
 
 def slerp(q0: np.ndarray, q1: np.ndarray, alpha: float | np.ndarray) -> np.ndarray:
@@ -168,16 +169,75 @@ class Reference:
 
     @classmethod
     def load(cls, path: str | Path) -> "Reference":
-        path = Path(path)
-        try:
-            with np.load(path, allow_pickle=False) as d:
-                if "kind" not in d or str(d["kind"]) != "tracker.reference":
-                    raise RetargetError(f"{path}: not a tracker reference file (make one with 'tracker retarget')")
-                return cls(
-                    q=d["q"], v=d["v"], fps=float(d["fps"]),
-                    joints=tuple(zip(d["joint_names"].tolist(), d["joint_kinds"].tolist())),
-                    model=str(d["model"]), source=str(d["source"]), quality=json.loads(str(d["quality"])),
-                    contacts=d["contacts"] if "contacts" in d else None,
-                )
-        except (OSError, ValueError, KeyError) as exc:
-            raise RetargetError(f"{path}: cannot read reference ({exc})") from None
+        """Read a reference written by :meth:`save`, checking every field (:func:`read_reference`).
+
+        Raises:
+            RetargetError: one line naming the file and the first field that is wrong.
+        """
+        return read_reference(path)
+
+
+#: Largest reference file read, bytes, and most values its arrays may hold together (a
+#: 10-minute clip of the humanoid at 120 fps holds 72,000 frames x ~100 columns = 7 M).
+MAX_FILE_BYTES = 1 << 29
+MAX_VALUES = 1 << 26
+#: Most joints a reference may have, and its highest frame rate, Hz.
+MAX_JOINTS = 256
+#: Lowest frame rate a saved reference may have, Hz (a clip of 2 frames at it lasts 100 s).
+MIN_FPS = 0.01
+#: Longest clip a saved reference may hold, s (a day).
+MAX_DURATION_S = 86_400.0
+MAX_FPS = 10_000.0
+#: How far from 1 a quaternion's norm may be; within it the quaternion is normalised (float32
+#: round trips and hand edits), beyond it the file is refused (a zero or garbage quaternion).
+QUAT_TOL = 1e-3
+
+
+def read_reference(path: str | Path) -> Reference:
+    """Read and check a reference ``.npz`` before anything is allocated or looped over.
+
+    Checks: a regular file of at most :data:`MAX_FILE_BYTES` holding at most :data:`MAX_VALUES`
+    values; kind ``tracker.reference``; the joints (names, kinds) make a layout; ``fps`` one
+    number in ``(0, MAX_FPS]``; ``q`` ``(F, nq)`` and ``v`` ``(F, nv)`` finite, ``F >= 1``, base and
+    spherical quaternions of norm within :data:`QUAT_TOL` of 1 (then normalised); ``contacts``
+    ``(F, 2)`` booleans when present; ``model``, ``source`` text; ``quality`` a JSON object.
+
+    Raises:
+        RetargetError: one line naming the file and the field.
+    """
+    arrays = load_npz_checked(path, "reference", MAX_FILE_BYTES, MAX_VALUES, RetargetError)
+    f = NpzFields(arrays, path, "reference", RetargetError)
+    if "kind" not in arrays or arrays["kind"].shape != () or str(arrays["kind"]) != "tracker.reference":
+        raise f.fail("", "not a tracker reference file (make one with 'tracker retarget')")
+    names, kinds = f.names("joint_names", "J"), f.names("joint_kinds", "J")
+    if len(names) > MAX_JOINTS:
+        raise f.fail("joint_names", f"{len(names)} joints, more than {MAX_JOINTS}")
+    try:
+        layout = Layout.build(zip(names, kinds))
+    except ValueError as exc:
+        raise f.fail("joint_kinds", str(exc)) from None
+    fps = f.scalar("fps", lo=MIN_FPS, hi=MAX_FPS)
+    q = f.array("q", ("F", layout.nq)).astype(float)
+    if len(q) == 0:
+        raise f.fail("q", "no frames")
+    if (len(q) - 1) / fps > MAX_DURATION_S:
+        raise f.fail("fps", f"{len(q)} frames at {fps:g} fps last {(len(q) - 1) / fps:.4g} s, over "
+                            f"{MAX_DURATION_S:g} s")
+    v = f.array("v", ("F", layout.nv)).astype(float)
+    cols = ([np.arange(3, 7)] if layout.has_base else []) + [np.asarray(r) for r in layout.sph_q]
+    if cols:
+        idx = np.stack(cols)  # (S, 4)
+        norms = np.linalg.norm(q[:, idx], axis=-1)  # (F, S)
+        off = np.abs(norms - 1.0) > QUAT_TOL
+        if off.any():
+            frame, k = map(int, np.argwhere(off)[0])
+            labels = (["base"] if layout.has_base else []) + [f"joint {s.name!r}" for s in layout.joints
+                                                              if s.kind == "spherical"]
+            raise f.fail("q", f"the {labels[k]} quaternion at frame {frame} has norm {norms[frame, k]:.4g}, "
+                              f"not 1 (within {QUAT_TOL:g})")
+        # normalised where needed: a unit quaternion as saved stays bit for bit
+        q[:, idx] /= np.where(np.abs(norms - 1.0) > 1e-12, norms, 1.0)[..., None]
+    contacts = f.array("contacts", ("F", 2), kinds="b") if f.has("contacts") else None
+    return Reference(q=q, v=v, fps=fps, joints=tuple(zip(names, kinds)), model=f.text("model", max_chars=1000),
+                     source=f.text("source", max_chars=10_000), quality=f.json("quality", expect=dict),
+                     contacts=contacts)

@@ -38,11 +38,16 @@ import numpy as np
 
 from tracker.control.lie import _exp, _mul
 from tracker.errors import ConfigError
+from tracker.readfile import load_json_bounded, load_npz_checked
 
 FORMAT = "tracker.offsets"
 VERSION = 1
 #: Largest knot count a file may ask for (a 10-minute clip at 1000 knots per second).
 MAX_KNOTS = 600_000
+#: Largest offset-track file read, bytes, and most values its arrays may hold together
+#: (MAX_KNOTS x the humanoid's 37 DOFs = 22 M).
+MAX_FILE_BYTES = 1 << 29
+MAX_VALUES = 1 << 26
 
 
 @dataclass(frozen=True, eq=False)
@@ -215,18 +220,13 @@ def load_offsets(path: str | Path) -> OffsetTrack:
         ConfigError: one line naming the file and what is wrong with it.
     """
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such offset-track file")
-    try:
-        with np.load(path, allow_pickle=False) as d:
-            data = {k: d[k] for k in d.files}
-    except Exception as exc:  # noqa: BLE001 - numpy/zipfile raise many kinds on a bad file
-        raise ConfigError(f"{path}: not an offset-track file (.npz): {' '.join(str(exc).split())[:120]}") from None
+    # type, size, zip and every array header checked before an array is read
+    data = load_npz_checked(path, "offset-track", MAX_FILE_BYTES, MAX_VALUES, ConfigError)
     if "format" not in data or data["format"].shape != () or str(data["format"]) != FORMAT:
         raise ConfigError(f"{path}: not an offset-track file (no format {FORMAT!r})")
     try:
         version = int(data["version"])
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):  # absent, not a number, inf or NaN
         raise ConfigError(f"{path}: offset-track file has no version") from None
     if version != VERSION:
         raise ConfigError(f"{path}: offset-track format version {version}; this tracker reads version {VERSION}")
@@ -245,12 +245,13 @@ def load_offsets(path: str | Path) -> OffsetTrack:
         raise ConfigError(f"{path}: times must be a list of knot times, got shape {times.shape}")
     meta = {}
     if "meta" in data:
-        try:
-            meta = json.loads(str(data["meta"]))
-        except ValueError:
-            raise ConfigError(f"{path}: meta is not JSON text") from None
+        if data["meta"].dtype.kind != "U" or data["meta"].shape != ():
+            raise ConfigError(f"{path}: meta: expected JSON text, got an array of {data['meta'].dtype}")
+        meta = load_json_bounded(str(data["meta"]), f"{path}: meta", error=ConfigError)
+        if not isinstance(meta, dict):
+            raise ConfigError(f"{path}: meta: expected a JSON object (mapping), got {type(meta).__name__}")
     problem = _problem(tuple(joints.tolist()), dofs.astype(np.int64), times.astype(float), values.astype(float))
     if problem:
         raise ConfigError(f"{path}: {problem}")
     return OffsetTrack(tuple(joints.tolist()), dofs, times, values, str(data.get("model", "")),
-                       str(data.get("clip", "")), meta if isinstance(meta, dict) else {})
+                       str(data.get("clip", "")), meta)

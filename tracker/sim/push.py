@@ -154,21 +154,31 @@ class SweepSettings:
     kd: float | None = None
 
 
+#: Bounds of a push sweep file's numbers: time step (s), times and durations (s), any other value,
+#: and the forces per sweep (each force is a run per direction and strategy).
+MIN_DT, MAX_DT = 1e-5, 0.1
+MAX_TIME_S = 3600.0
+SWEEP_MAX_VALUE = 1e7
+SWEEP_MAX_FORCES = 1000
+
+
 def load_sweep(path) -> SweepSettings:
     """Read a push sweep file (strict: unknown keys and bad values are one-line ConfigErrors)."""
-    from fractions import Fraction
     from pathlib import Path
 
-    import yaml
+    from tracker.numbers import number_from_text
+
+    def show(value) -> str:
+        text = repr(value)
+        return text if len(text) <= 60 else text[:57] + "..."
 
     from tracker.control.balance import STRATEGIES
     from tracker.errors import ConfigError
+    from tracker.yamlsafe import read_yaml_file
 
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read push sweep ({' '.join(str(exc).split())})") from None
+    # a regular file of at most 1 MiB (a FIFO or /dev/zero refused unopened), nesting and aliases bounded
+    raw = read_yaml_file(path, "push sweep", error=ConfigError)
     if not isinstance(raw, dict) or raw.get("kind") != "push_sweep":
         raise ConfigError(f"{path}: not a push sweep file (it needs 'kind: push_sweep')")
     keys = {f for f in SweepSettings.__dataclass_fields__} | {"kind", "description"}
@@ -176,21 +186,22 @@ def load_sweep(path) -> SweepSettings:
         if k not in keys:
             raise ConfigError(f"{path}: {k}: unknown key (valid: {', '.join(sorted(keys))})")
 
-    def num(key, value, lo=0.0):
+    def num(key, value, lo=0.0, hi=SWEEP_MAX_VALUE):
         try:
-            x = float(Fraction(value)) if isinstance(value, str) else float(value)
-        except (TypeError, ValueError, ZeroDivisionError):
-            raise ConfigError(f"{path}: {key}: expected a number, got {value!r}") from None
-        if isinstance(value, bool) or not np.isfinite(x) or x < lo:
-            raise ConfigError(f"{path}: {key}: expected a number >= {lo:g}, got {value!r}")
+            x = number_from_text(value) if isinstance(value, str) else float(value)
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+            raise ConfigError(f"{path}: {key}: expected a number, got {show(value)}") from None
+        if isinstance(value, bool) or not np.isfinite(x) or not lo <= x <= hi:
+            raise ConfigError(f"{path}: {key}: expected a number from {lo:g} to {hi:g}, got {show(value)}")
         return x
 
     kw = {}
     for k in ("dt", "time", "start", "duration", "kp", "kd"):
         if k in raw:
-            kw[k] = num(k, raw[k])
-    if "dt" in kw and kw["dt"] <= 0:
-        raise ConfigError(f"{path}: dt: must be > 0")
+            kw[k] = num(k, raw[k], hi={"dt": MAX_DT, "time": MAX_TIME_S, "start": MAX_TIME_S,
+                                       "duration": MAX_TIME_S}.get(k, SWEEP_MAX_VALUE))
+    if "dt" in kw and kw["dt"] < MIN_DT:
+        raise ConfigError(f"{path}: dt: must be at least {MIN_DT:g} s, got {kw['dt']:g}")
     if "pose" in raw:
         kw["pose"] = str(raw["pose"]) if raw["pose"] == "stand" else str((path.parent / raw["pose"]).resolve())
     if "links" in raw:
@@ -210,8 +221,12 @@ def load_sweep(path) -> SweepSettings:
             a, b, st = (num(f"forces.{k}", f[k]) for k in ("start", "stop", "step"))
             if st <= 0:
                 raise ConfigError(f"{path}: forces.step: must be > 0")
+            if (b - a) / st + 1 > SWEEP_MAX_FORCES:
+                raise ConfigError(f"{path}: forces: {int((b - a) / st + 1)} forces, more than {SWEEP_MAX_FORCES}")
             kw["forces"] = tuple(float(x) for x in np.arange(a, b + 0.5 * st, st))
         elif isinstance(f, list) and f:
+            if len(f) > SWEEP_MAX_FORCES:
+                raise ConfigError(f"{path}: forces: {len(f)} forces, more than {SWEEP_MAX_FORCES}")
             kw["forces"] = tuple(sorted(num("forces", x) for x in f))
         else:
             raise ConfigError(f"{path}: forces: expected a list of newtons or {{start, stop, step}}")

@@ -17,11 +17,22 @@ are announced at their times, and the step is recomputed with the gains the
 schedule gives at the first contact (the reaction gains), so the reaction acts
 from the contact step itself.
 
-Divergence (NaN, runaway speeds, joint speeds pinned at PyBullet's clamp)
-stops the run with a report naming the joints whose torque limits were
+Divergence (NaN, runaway speeds; PyBullet's joint speed clamp is lifted,
+:meth:`~tracker.sim.world.World.unclamp`) stops the run with a report naming the joints whose torque limits were
 saturated, and keeps what was recorded. A free root whose height drops below
 ``fall_height`` times the reference's has *fallen*: an outcome, not an error;
 the run goes on and ``meta["fell_at"]`` says when.
+
+A free root's contacts with the ground. SPD's prediction holds the stance feet's
+contacts (balance, :mod:`tracker.control.balance`) and, with or without balance,
+those of every other link touching the ground (a hand, a knee, the pelvis of a
+falling or lying body: :func:`~tracker.control.balance.contact_rows`). The servo
+still reacts to what the engine does only at the next step, so while links other
+than the feet touch the ground the engine's solve of the step also holds every
+joint at SPD's predicted velocity, with the torque it has left below its limit
+(:meth:`~tracker.sim.world.World.hold_velocities`): an impact that would whip a
+light hand within the step meets the servo's reserve. While only the feet touch
+the ground none of this acts.
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ from tracker.errors import SimulationError
 from tracker.retarget.reference import Reference
 from tracker.sim.quiet import quiet_stdio
 from tracker.sim.recording import Recording
+from tracker.sim.support import other_contacts
 from tracker.sim.world import World, WorldSettings
 
 RootMode = Literal["anchored", "kinematic", "free"]
@@ -48,8 +60,6 @@ ROOT_MODES: tuple[str, ...] = ("anchored", "kinematic", "free")
 #: measured alike within the shared machine's noise, 6 the cheapest most often). 0: never (a
 #: saveState around every peek).
 REWIND_EVERY = 6
-#: PyBullet clamps joint speeds to 100 rad/s; a joint sitting at the clamp has blown up.
-PYBULLET_SPEED_CLAMP = 100.0
 
 
 @dataclass(frozen=True)
@@ -65,9 +75,9 @@ class SimOptions:
         root_kp: stiffness of the anchored root: (linear N/m, angular N·m/rad).
         root_kd_ratio: root kd as a multiple of ``kp·dt``.
         max_speed: joint angular speed (rad/s) or base linear speed (m/s)
-            above which the run counts as diverged. Just below PyBullet's
-            100 rad/s clamp: a light hand or foot struck by a ball may spin at
-            60-90 rad/s for a step and recover.
+            above which the run counts as diverged. Just below PyBullet's default
+            100 rad/s clamp (lifted: :meth:`~tracker.sim.world.World.unclamp`): a light hand
+            or foot struck by a ball may spin at 60-90 rad/s for a step and recover.
         start: clip time at which the run starts, s.
         solver_iterations: PyBullet's constraint-solver iterations per step.
         substeps: physics steps per control step (:class:`~tracker.sim.world.WorldSettings`).
@@ -136,6 +146,7 @@ class Simulation:
             world.set_substeps(opt.substeps)
         with quiet_stdio():  # PyBullet's URDF importer prints warnings we cannot act on
             self.character = Character.load(self.world.client, model)
+        self.world.unclamp(self.character)  # PyBullet's 100 rad/s clamp acts before contacts (World.unclamp)
         self.layout = lay = self.character.layout
         if tuple(s.name for s in lay.joints) != tuple(n for n, _ in reference.joints):
             raise SimulationError(
@@ -182,6 +193,11 @@ class Simulation:
         self.balance = self._balance_feedback()
         self.support = None  # the support polygon the balance feedback last used
         self.balance_term = None  # and its last feedback
+        self.balance_share = 1.0  # the share of that feedback the stance could take (feasible_torques)
+        # A free root's SPD sees the contacts of every link with the ground (contact_rows), and holds
+        # the joints at its prediction in the engine's solve while other links than the feet touch it.
+        self._ground_rows = opt.root == "free" and opt.controller == "spd"
+        self._reserve = None
         self.t = opt.start
         self.gains = self.base_gains
         try:
@@ -275,13 +291,7 @@ class Simulation:
             target = target._replace(q=self.offsets.apply(self.layout, target.q, self.t + dt),
                                      q_now=self.offsets.apply(self.layout, q_now, self.t))
         state = State(q, v)
-        if self.balance is None:
-            tau = self.controller.torques(state, target, self.gains, dt)
-        else:
-            term = self._balance_term(q, v)
-            # SPD predicts the step with the stance feet held (see tracker.control.balance)
-            kwargs = {"constraints": term.constraints} if opt.controller == "spd" else {}
-            tau = self.controller.torques(state, target, self.gains, dt, extra=term.tau, **kwargs)
+        tau = self._servo(state, target)
         if self._should_peek():
             tau = self._peek(state, target, tau)
         else:
@@ -295,6 +305,57 @@ class Simulation:
         self._state = (q1, v1)
         self._count(tau, q1, q_next)
         return {"t": self.t, "q": q1, "v": v1, "q_ref": q_next, "v_ref": v_next, "tau": tau, "kp": self.gains.kp}
+
+    def _servo(self, state: State, target: Target) -> np.ndarray:
+        """The controller's torques for this step, with the balance feedback and the contacts its
+        prediction holds; plans the servo's reserve in the engine's solve (:meth:`_physics`)."""
+        opt, dt, q, v = self.opt, self.opt.dt, state[0], state[1]
+        self._reserve = None
+        others = None  # contacts of links other than the feet (a free-root SPD run's only)
+        if self.balance is None:
+            if self._ground_rows:
+                others = other_contacts(self.character, self.world.ground)
+            rows = self._contact_rows(q, v, others)
+            if rows is None:
+                tau = self.controller.torques(state, target, self.gains, dt)
+            else:
+                tau = self.controller.torques(state, target, self.gains, dt, constraints=rows)
+        else:
+            term = self._balance_term(q, v)
+            if opt.controller != "spd":
+                return self.controller.torques(state, target, self.gains, dt, extra=term.tau)
+            from tracker.control.balance import feasible_torques
+
+            if self._ground_rows:
+                others = self.support.other_contacts
+            # SPD predicts the step with the stance feet held (see tracker.control.balance), and the
+            # other links' contacts; the feedback as much as the stance can take (feasible_torques)
+            rows = self._contact_rows(q, v, others)
+            constraints = rows if term.constraints is None else term.constraints + rows
+            ctl, gains = self.controller, self.gains
+            tau, self.balance_share = feasible_torques(
+                lambda extra: ctl.torques(state, target, gains, dt, extra=extra, constraints=constraints),
+                term, constraints, lambda: ctl.held)
+        if others is not None:
+            self._plan_reserve(v, tau)
+        return tau
+
+    def _contact_rows(self, q: np.ndarray, v: np.ndarray, others):
+        """SPD's prediction rows of ``others`` (:func:`tracker.control.balance.contact_rows`), or None."""
+        if others is None:
+            return None
+        from tracker.control.balance import contact_rows
+
+        return contact_rows(self.character, q, v, self.opt.dt, others)
+
+    def _plan_reserve(self, v: np.ndarray, tau: np.ndarray) -> None:
+        """Hold the joints at SPD's predicted velocities in the engine's solve of this step, with the
+        torque each has left below its limit (:meth:`_physics`)."""
+        acc = getattr(self.controller, "acceleration", None)
+        if acc is None:
+            return
+        lim = self.gains.tau_max
+        self._reserve = (np.asarray(v, dtype=float), acc * self.opt.dt, np.maximum(lim - np.abs(tau), 0.0))
 
     def _reference_now(self) -> tuple[np.ndarray, np.ndarray]:
         """The reference at ``t_n``: the previous step's ``t_{n+1}`` sample when the clock agrees."""
@@ -315,12 +376,20 @@ class Simulation:
         # every control step and also gets the wrench, so that the joints push against a held base,
         # as SPD assumed.
         self._command = apply = None if self._native else c.torque_command(tau)
-        for k in range(n):
-            if apply is not None:
-                apply()
-            self.world.step()
-            if substep is not None:
-                substep(self, self.t + (k + 1) * h)
+        reserve = getattr(self, "_reserve", None)
+        try:
+            for k in range(n):
+                if apply is not None:
+                    apply()
+                if reserve is not None:  # toward the predicted velocity at this substep's end
+                    v0, dv, force = reserve
+                    self.world.hold_velocities(c, v0 + dv * ((k + 1) / n), force)
+                self.world.step()
+                if substep is not None:
+                    substep(self, self.t + (k + 1) * h)
+        finally:
+            if reserve is not None:
+                self.world.release_velocities(c)
 
     def _replay(self, apply: Callable[[], None]) -> None:
         """A recorded control step again (a :class:`~tracker.sim.state.Rewind` replay): same torques, same steps."""
@@ -373,6 +442,7 @@ class Simulation:
             self.n_peeks += 1
             scenario.rewind(mark)  # the redone step reports its own contacts
             tau = self.controller.torques(state, target, gains, self.opt.dt)
+            self._reserve = None  # planned for the first torques: this prediction holds no contacts
             self._physics(tau)
             return tau
         finally:
@@ -412,10 +482,7 @@ class Simulation:
         q, v = row["q"], row["v"]
         if not (np.isfinite(q).all() and np.isfinite(v).all()):
             return "NaN in the state"
-        jv = np.abs(v[6:])
-        if jv.size and jv.max() >= PYBULLET_SPEED_CLAMP * 0.99:
-            k = int(np.argmax(jv)) + 6
-            return f"joint {self._joint_at(k)} speed pinned at PyBullet's {PYBULLET_SPEED_CLAMP:.0f} rad/s clamp"
+        jv = np.abs(v[6:])  # PyBullet's 100 rad/s clamp is lifted (World.unclamp): a blow-up shows as such
         if jv.size and jv.max() > self.opt.max_speed:
             k = int(np.argmax(jv)) + 6
             return f"joint {self._joint_at(k)} runs away at {jv.max():.0f} rad/s"

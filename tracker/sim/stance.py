@@ -14,12 +14,12 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-import yaml
 from scipy.spatial.transform import Rotation
 
 from tracker.errors import ConfigError
 from tracker.paths import DATA_DIR
 from tracker.retarget.reference import Reference
+from tracker.yamlsafe import read_yaml_file
 
 #: The built-in stance ``tracker push stand`` tracks.
 STAND = DATA_DIR / "poses" / "stand.yaml"
@@ -33,10 +33,9 @@ def resolve_pose(spec: str | Path) -> Path:
 
 def is_pose_file(path: str | Path) -> bool:
     """Whether ``path`` is a YAML pose file (``kind: pose``) rather than an experiment config."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
-    except (OSError, yaml.YAMLError):
+    try:  # a FIFO, a device, a folder or a huge file is no pose file (and is never opened)
+        data = read_yaml_file(path, "pose", error=ConfigError)
+    except ConfigError:
         return False
     return isinstance(data, dict) and data.get("kind") == "pose"
 
@@ -72,12 +71,7 @@ def _load_pose(path: Path, fps: float = 1.0 / POSE_DURATION) -> Reference:
     from tracker.character.model import load_model
 
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read pose file ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+    raw = read_yaml_file(path, "pose", error=ConfigError)  # type, size, nesting and aliases bounded
     if not isinstance(raw, dict) or raw.get("kind") != "pose":
         raise ConfigError(f"{path}: not a pose file (it needs 'kind: pose')")
     for k in raw:
