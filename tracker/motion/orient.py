@@ -32,7 +32,7 @@ import math
 
 from tracker.motion import summary
 from tracker.motion.body import Body, NotHumanoid, find_body, sides_from_names
-from tracker.motion.unit_names import TYPICAL_HEIGHT_M, UNITS, detect_unit
+from tracker.motion.unit_names import DEFAULT_UNIT, TYPICAL_HEIGHT_M, UNITS, detect_unit
 
 Mat = tuple[float, float, float, float, float, float, float, float, float]
 
@@ -42,6 +42,8 @@ SAMPLES = 15
 STATURE_RANGE_M = (1.0, 2.3)
 #: The unit name of a rig that fits none and was scaled to a typical stature.
 SCALED = "scaled"
+#: Statures (file units) a rig may have to be scaled; outside, the nearest unit is kept.
+SCALED_RANGE = (1e-4, 1e7)
 
 #: File axes -> Z up, for each up axis (row-major, proper rotations). +Y and +Z are the
 #: package's historical conversions.
@@ -148,6 +150,11 @@ def decide(poses: list[summary.Pose], channels, unit: str | None, up_axis: str |
         how["unit"] = (f"{found}: a stature of {stature:.4g} file units is {stature * UNITS[found]:.2f} m in {found}"
                        + (f" (also human in {', '.join(u for u in fits if u != found)}; {found} is nearer "
                           f"{TYPICAL_HEIGHT_M} m)" if len(fits) > 1 else ""))
+        return Orientation(up, mirrored, found, UNITS[found], stature * UNITS[found], how, body)
+    if not SCALED_RANGE[0] <= stature <= SCALED_RANGE[1]:  # a degenerate skeleton: the nearest unit, as before
+        found = detect_unit(stature) or DEFAULT_UNIT
+        how["unit"] = (f"{found}: a stature of {stature:.4g} file units fits no unit and is too far from any to "
+                       f"scale; the nearest unit on a log scale")
         return Orientation(up, mirrored, found, UNITS[found], stature * UNITS[found], how, body)
     scale = TYPICAL_HEIGHT_M / stature
     how["unit"] = (f"{SCALED}: a stature of {stature:.4g} file units is human in no unit "
