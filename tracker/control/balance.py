@@ -126,23 +126,48 @@ class BalanceOptions:
 
 @dataclass(frozen=True)
 class Contacts:
-    """Velocity constraints of the stance feet for SPD's prediction (:func:`solve_constrained`).
+    """Contact constraints for SPD's prediction (:func:`solve_constrained`): the stance feet's, and
+    the other links' that touch the ground (:func:`contact_rows`).
 
     Attributes:
-        jac: ``(k, nv)`` rows: each contact point's vertical velocity (the sole may slide or
-            spin in the prediction: holding that too closes the loop between the two legs, whose
-            stiff servos then fight through it; measured, it halves the survived push).
+        jac: ``(k, nv)`` rows: each contact point's velocity along the contact normal (the stance
+            soles': vertical; they may slide or spin in the prediction: holding that too closes the
+            loop between the two legs, whose stiff servos then fight through it; measured, it halves
+            the survived push).
         unilateral: ``(k,)`` True on the contact-normal rows (the ground only pushes).
-        group: ``(k,)`` the foot (index into the support's feet) of each row.
+        group: ``(k,)`` the foot (index into the support's feet, ``>= 0``) of a stance row; a
+            negative number of its own for each other contact point.
+        target: ``(k,)`` m/s², the acceleration ``J a`` a held row must have, or None for 0 (a
+            resting contact: the stance feet). Another link's contact is held at the velocity level
+            (:func:`contact_rows`): an approaching hand is stopped within the step.
     """
 
     jac: np.ndarray
     unilateral: np.ndarray
     group: np.ndarray
+    target: np.ndarray | None = None
 
     def equalities(self) -> "Contacts":
         """The same rows held as equalities (none dropped: a fixed contact set)."""
-        return Contacts(self.jac, frozen(np.zeros(len(self.jac)), np.bool_), self.group)
+        return Contacts(self.jac, frozen(np.zeros(len(self.jac)), np.bool_), self.group, self.target)
+
+    def rows(self, keep: np.ndarray) -> "Contacts":
+        """The rows where ``keep`` ``(k,)`` bool is True (a new object)."""
+        return Contacts(np.ascontiguousarray(self.jac[keep]), frozen(self.unilateral[keep], np.bool_),
+                        frozen(self.group[keep], np.int64), None if self.target is None else frozen(self.target[keep]))
+
+    def __add__(self, other: "Contacts | None") -> "Contacts":
+        """These rows and ``other``'s, in one set (``other`` None: these)."""
+        if other is None:
+            return self
+        if self.target is None and other.target is None:
+            target = None
+        else:
+            target = frozen(np.concatenate([_zeros(len(self.jac)) if self.target is None else self.target,
+                                            _zeros(len(other.jac)) if other.target is None else other.target]))
+        return Contacts(np.ascontiguousarray(np.vstack([self.jac, other.jac])),
+                        frozen(np.concatenate([self.unilateral, other.unilateral]), np.bool_),
+                        frozen(np.concatenate([self.group, other.group]), np.int64), target)
 
 
 @dataclass(frozen=True)
@@ -289,6 +314,13 @@ def gravity_torques(g: np.ndarray, jac: np.ndarray) -> np.ndarray:
 
 _ONES = np.ones(64, dtype=bool)
 _ONES.setflags(write=False)
+_ZEROS = np.zeros(64)
+_ZEROS.setflags(write=False)
+
+
+def _zeros(n: int) -> np.ndarray:
+    """A read-only float ``(n,)`` of zeros (resting contacts' targets)."""
+    return _ZEROS[:n] if n <= len(_ZEROS) else frozen(np.zeros(n), float)
 
 
 def _ones(n: int) -> np.ndarray:
@@ -334,6 +366,74 @@ def _largest_triangle(pts, sel):
     return best
 
 
+def contact_rows(character, q: np.ndarray, v: np.ndarray, dt: float, contacts) -> Contacts | None:
+    """SPD's prediction rows of the character's contacts with static geometry other than its feet.
+
+    A falling or lying body rests on a hand, a knee, the pelvis; a servo whose prediction does not
+    see such a contact plans its torques for a body in free fall, and the engine's contact then
+    acts on the light link behind the servo's back (the free-root grid of
+    ``tests/sim/test_fall_never_diverges.py``: wrists at 96-100 rad/s after falls). Each contact point
+    becomes one unilateral row along its normal, held at the velocity level: the point's normal
+    velocity after the step, ``n·J (v + a dt)``, is at least ``−max(gap, 0)/dt`` (a point still
+    ``gap`` m away may come that close; one touching or inside may not approach further, and the
+    engine's push out of a penetration is not counted on), so an approaching hand is stopped within
+    the step and a resting one held; a row that would have to pull is dropped (:func:`solve_constrained`).
+    No friction: rows holding sliding are equalities the engine's bounded friction does not keep
+    (measured with sticking rows at these contacts too: 147 of the grid's 216 runs diverged). The
+    rows are the servo's view; the engine's solve also holds the joints at its prediction while
+    they act (:meth:`tracker.sim.world.World.hold_velocities`).
+
+    Args:
+        character: :class:`tracker.character.character.Character` (``jacobian_kernel_input`` or
+            ``com_and_point_jacobians``, ``link_name``).
+        q, v: the state ``(nq,)``, ``(nv,)``.
+        dt: the control step, s.
+        contacts: :class:`tracker.sim.support.GroundContacts` (links, points, normals, gaps), or None.
+
+    Returns:
+        :class:`Contacts` with one row per point, groups ``-1, -2, ...``, or None without contacts.
+    """
+    if contacts is None or not len(contacts.links):
+        return None
+    links, which = np.unique(np.asarray(contacts.links, dtype=np.int64), return_inverse=True)
+    names = tuple(character.link_name(int(k)) for k in links)
+    v = _kernel_input(v, len(v), "v")
+    direct = character.jacobian_kernel_input(names) if hasattr(character, "jacobian_kernel_input") else None
+    if direct is not None:
+        tree, bodies = direct
+        _, _, xs, jl, ja = _com_and_points(tree.itab, tree.ftab, _kernel_input(q, tree.nq, "q"), tree.nv, bodies)
+    else:
+        _, _, xs, jl, ja = character.com_and_point_jacobians(names, q)
+    rows, goal = _normal_rows(xs, jl, ja, which.astype(np.int64), np.ascontiguousarray(contacts.points, dtype=float),
+                              np.ascontiguousarray(contacts.normals, dtype=float),
+                              np.ascontiguousarray(contacts.gaps, dtype=float), v, float(dt))
+    m = len(rows)
+    return Contacts(rows, _ones(m), frozen(-1 - np.arange(m), np.int64), frozen(goal, float))
+
+
+@_jit
+def _normal_rows(xs, jl, ja, which, points, normals, gaps, v, dt):
+    """``(rows (m, nv), goal (m,))`` of :func:`contact_rows`: each point's normal velocity row
+    ``nᵀ J_lin + (d × n)ᵀ J_ang`` (``d`` from its link's centre of mass) and the acceleration that
+    stops its approach."""
+    m, nv = points.shape[0], jl.shape[2]
+    rows = np.empty((m, nv))
+    goal = np.empty(m)
+    for t in range(m):
+        g = which[t]
+        n0, n1, n2 = normals[t, 0], normals[t, 1], normals[t, 2]
+        d0, d1, d2 = points[t, 0] - xs[g, 0], points[t, 1] - xs[g, 1], points[t, 2] - xs[g, 2]
+        c0, c1, c2 = d1 * n2 - d2 * n1, d2 * n0 - d0 * n2, d0 * n1 - d1 * n0
+        vn = 0.0
+        for k in range(nv):
+            r = (n0 * jl[g, 0, k] + n1 * jl[g, 1, k] + n2 * jl[g, 2, k]
+                 + c0 * ja[g, 0, k] + c1 * ja[g, 1, k] + c2 * ja[g, 2, k])
+            rows[t, k] = r
+            vn += r * v[k]
+        goal[t] = (-max(gaps[t], 0.0) / dt - vn) / dt
+    return rows, goal
+
+
 def tilde_jacobian(character, q: np.ndarray, foot: str, cols: np.ndarray, jc: np.ndarray | None = None) -> np.ndarray:
     """``J̃ = J_c,a − J_c,r J_f,r⁻¹ J_f,a`` ``(3, len(cols))``: the CoM velocity per joint velocity
     in ``cols`` while ``foot`` stays fixed (root columns 0..5).
@@ -369,9 +469,10 @@ def leg_chains(character) -> dict[str, tuple[str, ...]]:
 
 def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Contacts", unilateral=None,
                       group: np.ndarray | None = None, max_iter: int = 8, held: bool = False):
-    """``a`` with ``A a = rhs + Jᵀ λ`` and ``J a = 0`` on the active rows (``A`` SPD ``(n, n)``, ``J`` ``(k, n)``).
+    """``a`` with ``A a = rhs + Jᵀ λ`` and ``J a = t`` on the active rows (``A`` SPD ``(n, n)``, ``J`` ``(k, n)``,
+    ``t`` the rows' ``target``, 0 unless a :class:`Contacts` says otherwise).
 
-    The Schur complement with one Cholesky factorisation: ``λ = −(J A⁻¹ Jᵀ)⁻¹ J A⁻¹ rhs`` (with a
+    The Schur complement with one Cholesky factorisation: ``λ = (J A⁻¹ Jᵀ)⁻¹ (t − J A⁻¹ rhs)`` (with a
     tiny ridge, so dependent rows, e.g. four coplanar contact normals, are fine). Rows marked
     ``unilateral`` (contact normals) may only push, ``λ >= 0``: the most negative is dropped and
     the solve repeated (an active set); when a group (a foot) has no unilateral row left, its
@@ -384,7 +485,8 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
         ``(a, info)``; ``info != 0``: ``A`` is not positive definite. With ``held``: ``(a, info, rows)``,
         ``rows`` ``(k,)`` bool the rows the solution holds (:func:`held_contacts`).
     """
-    if isinstance(jac, Contacts):  # built by BalanceFeedback: already the kernel's types
+    if isinstance(jac, Contacts):  # built by BalanceFeedback or contact_rows: already the kernel's types
+        goal = _zeros(len(jac.jac)) if jac.target is None else jac.target
         jac, uni, grp = jac.jac, jac.unilateral, jac.group
     else:
         k = jac.shape[0]
@@ -392,9 +494,10 @@ def solve_constrained(a_mat: np.ndarray, rhs: np.ndarray, jac: "np.ndarray | Con
         # read-only, as BalanceFeedback's (numba compiles one signature per array mutability)
         uni = frozen(np.zeros(k) if unilateral is None else unilateral, np.bool_)
         grp = frozen(np.zeros(k) if group is None else group, np.int64)
+        goal = _zeros(k)
     try:
         a, rows = _solve_constrained(np.ascontiguousarray(a_mat, dtype=float), np.ascontiguousarray(rhs, dtype=float),
-                                     jac, uni, grp, int(max_iter))
+                                     jac, uni, grp, goal, int(max_iter))
         info = 0
     except np.linalg.LinAlgError:  # A is not positive definite
         a, rows, info = np.asarray(rhs, dtype=float), np.zeros(len(uni), dtype=np.bool_), 1
@@ -407,8 +510,7 @@ def held_contacts(contacts: Contacts, rows: np.ndarray) -> Contacts | None:
         return None
     if rows.all():
         return contacts
-    return Contacts(np.ascontiguousarray(contacts.jac[rows]), frozen(contacts.unilateral[rows], np.bool_),
-                    frozen(contacts.group[rows], np.int64))
+    return contacts.rows(rows)
 
 
 @_jit
@@ -452,11 +554,12 @@ def _chol_solve(l, b):
 
 
 @_jit
-def _solve_constrained(a_mat, rhs, jac, uni, group, max_iter):
+def _solve_constrained(a_mat, rhs, jac, uni, group, goal, max_iter):
     """The kernel of :func:`solve_constrained`. With ``A = L Lᵀ`` (LAPACK's Cholesky) and
     ``W = L⁻¹ [rhs | Jᵀ]`` (one forward substitution for all ``k + 1`` columns), the Schur
     complement is ``J A⁻¹ Jᵀ = W_Jᵀ W_J`` and ``J A⁻¹ rhs = W_Jᵀ w_0``; then one backward
-    substitution gives ``a = L⁻ᵀ (w_0 + W_J λ)``: one factorisation, as SPD's own solve."""
+    substitution gives ``a = L⁻ᵀ (w_0 + W_J λ)``: one factorisation, as SPD's own solve.
+    ``goal`` ``(k,)``: the rows' targets ``t`` (``J a = t``)."""
     n, k = a_mat.shape[0], jac.shape[0]
     l = np.linalg.cholesky(a_mat)  # raises LinAlgError when A is not positive definite
     w = np.empty((n, k + 1))
@@ -473,7 +576,7 @@ def _solve_constrained(a_mat, rhs, jac, uni, group, max_iter):
         for c in range(k + 1):
             w[i, c] /= d
     full = np.zeros((k, k))  # J A⁻¹ Jᵀ
-    target = np.zeros(k)  # −J A⁻¹ rhs
+    target = goal.copy()  # t − J A⁻¹ rhs
     for r in range(n):
         for i in range(k):
             wi = w[r, 1 + i]

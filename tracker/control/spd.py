@@ -54,11 +54,12 @@ then DOFs of ``F`` beyond their limit join ``S``, and DOFs of ``S`` whose servo
 force is back within the limit leave it, until nothing changes (two or three
 passes in practice). The unsaturated DOFs thus stay implicit and consistent
 with what the clipped ones really do, and ``M a + c = tau`` holds exactly.
-With contact ``constraints`` (balance's stance feet, other links on the ground) the contact
-rows the unlimited solve held are kept as equalities while the limits are solved; if the limited torques then
-need a held row to pull, the contacts are chosen again among those rows and the
-limits solved again (the rows only ever get fewer, so this ends): one contact set
-and one limit set that agree (:attr:`SPDController.held`).
+With contact ``constraints`` (balance's stance feet, other links on the ground) the
+contact rows the unlimited solve held are kept as equalities while the limits are
+solved; if the limited torques then need a held row to pull, the contacts are
+chosen again among those rows and the limits solved again (the rows only ever get
+fewer, so this ends): one contact set and one limit set that agree
+(:attr:`SPDController.held`).
 
 Passive DOFs (e.g. a free root) get ``Kp = Kd = 0`` and hence zero force, but
 their inertia still takes part in the solve. ``M + diag(D)`` is symmetric

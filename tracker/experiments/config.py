@@ -204,8 +204,9 @@ class SimConfig:
 
     dt: float = setting(1.0 / 60.0, "physics (= control) time step; 1/60 style fractions allowed", unit="s",
                         ge=1e-5, le=0.1, fraction=True)
-    substeps: int = setting(1, "physics steps per control step (PyBullet steps dt/substeps; fast contacts converge)",
-                            ge=1, le=64)
+    substeps: int | None = setting(None, "physics steps per control step (PyBullet steps dt/substeps; fast contacts "
+                                   "converge); null: 1, or with balls as many as their impacts need (chosen on "
+                                   "load and said: tracker.scenarios.substeps)", ge=1, le=64)
     duration: float | None = setting(None, "seconds to simulate; null: from clip.start to clip.end (or the clip's end)",
                                      unit="s", gt=0, le=3600)
     solver_iterations: int = setting(50, "PyBullet constraint-solver iterations per step", ge=1, le=10000)
@@ -274,12 +275,15 @@ class ExperimentConfig:
     #: Times the file gave in file time, by key path (``balls.0.impact_time``): how they were given
     #: and the clip time they became (:func:`resolve_times`); the keys themselves hold clip time.
     file_times: dict = dataclasses.field(default_factory=dict, init=False, compare=False, repr=False)
+    #: Why ``sim.substeps`` has its value when the file did not give it (:func:`resolve_substeps`), else "".
+    substeps_chosen: str = dataclasses.field(default="", init=False, compare=False, repr=False)
 
     def replace(self, **changes) -> ExperimentConfig:
         """A copy with some sections replaced (the source file and the file times are kept)."""
         new = dataclasses.replace(self, **changes)
         object.__setattr__(new, "source", self.source)
         object.__setattr__(new, "file_times", self.file_times)
+        object.__setattr__(new, "substeps_chosen", self.substeps_chosen)
         return new
 
     @property
@@ -445,7 +449,52 @@ def config_from_data(raw: Any, source: str | Path, overrides: Sequence[str | tup
         cfg = cfg.replace(name=stem or "run")
     cfg = resolve_times(cfg, ctx)
     _check_relations(cfg, ctx)
-    return _check_names(cfg, ctx)
+    return resolve_substeps(_check_names(cfg, ctx), ctx)
+
+
+#: The choices of :func:`resolve_substeps` already said in this process (each is said once).
+_SAID: set[tuple[str, str]] = set()
+
+
+def resolve_substeps(cfg: ExperimentConfig, ctx: Context) -> ExperimentConfig:
+    """Give ``sim.substeps`` its value when the config leaves it out: 1 without balls; with balls, as
+    many as their impacts need (:mod:`tracker.scenarios.substeps`: a ball and the links near it close
+    in by at most a quarter of its radius per physics step), said once on stderr
+    (``substeps: N (chosen: ...)``) and in the saved config's header. A config that gives it is
+    kept as it is (a run too coarse for its balls is warned about when it starts:
+    :meth:`tracker.scenarios.ball_scenario.BallScenario.reset`).
+
+    Choosing reads the clip (retargeted once per process, as :func:`tracker.experiments.runner.build` does).
+    """
+    if cfg.sim.substeps is not None:
+        return cfg
+    if not cfg.balls:
+        return cfg.replace(sim=dataclasses.replace(cfg.sim, substeps=1))
+    import os
+    import sys
+
+    from tracker.character.model import load_model
+    from tracker.experiments.runner import _reference, launches_of
+    from tracker.scenarios.substeps import choose_substeps, impact_speeds
+
+    clip = cfg.clip
+    ref = _reference(cfg.model, clip.path, os.path.getmtime(clip.path), clip.joint_map, clip.ik, clip.fps,
+                     clip.keep_first_frame)
+    model, speeds = load_model(cfg.model), []
+    for i, launch in enumerate(launches_of(cfg)):
+        try:
+            speeds += [dataclasses.replace(sp, ball=i) for sp in impact_speeds([launch], ref, model, cfg.sim.dt,
+                                                                                 clip.start)]
+        except TrackerError as exc:
+            raise ctx.error(f"balls.{i}", str(exc)) from None
+    n, why = choose_substeps(speeds, cfg.sim.dt)
+    out = cfg.replace(sim=dataclasses.replace(cfg.sim, substeps=n))
+    object.__setattr__(out, "substeps_chosen", why)
+    said = (str(ctx.source), f"{n}: {why}")
+    if said not in _SAID:
+        _SAID.add(said)
+        print(f"substeps: {n} (chosen: {why})", file=sys.stderr)
+    return out
 
 
 def time_keys(cfg: ExperimentConfig) -> list[tuple[str, Any]]:
@@ -630,6 +679,9 @@ def dump_config(cfg: ExperimentConfig, header: str = "") -> str:
         notes = [f"{key}: given as {r['given']} (file frame {r['file_frame']:.6g}, file time {r['file_time_s']:.6g} s) "
                  f"= clip time {r['clip_time_s']:.6g} s" for key, r in cfg.file_times.items()]
         header = "\n".join(([header] if header else []) + ["Times are clip time (s); given in file time:"] + notes)
+    if cfg.substeps_chosen:  # the file left sim.substeps out
+        header = "\n".join(([header] if header else [])
+                           + [f"sim.substeps: {cfg.sim.substeps} chosen for the balls: {cfg.substeps_chosen}"])
     if header:
         text = "".join(f"# {line}\n" for line in header.splitlines()) + text
     return text

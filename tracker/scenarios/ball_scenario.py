@@ -46,6 +46,24 @@ from tracker.scenarios.launch import (
 )
 
 
+#: Warnings already given in this process (:func:`_warn_if_coarse` says each once).
+_WARNED: set[str] = set()
+
+
+def _warn_if_coarse(launches, sim, kinematics) -> None:
+    """Say on stderr (once per process) when the run's physics step resolves a ball's impact too
+    coarsely for its outcome to converge (:func:`tracker.scenarios.substeps.coarse_warning`)."""
+    import sys
+
+    from tracker.scenarios.substeps import coarse_warning, impact_speeds
+
+    speeds = impact_speeds(launches, sim.reference, sim.model, sim.opt.dt, sim.t, kinematics)
+    text = coarse_warning(speeds, sim.opt.dt, sim.opt.substeps)
+    if text and text not in _WARNED:
+        _WARNED.add(text)
+        print(f"warning: {text}", file=sys.stderr)
+
+
 @dataclass(frozen=True)
 class BallOutcome:
     """What happened to one ball. Times are clip times, s; ``None`` when it did not happen.
@@ -224,6 +242,8 @@ class BallScenario:
         self.times = []
         self._balls = [_Ball(plan_launch(launch, sim.reference, sim.model, sim.opt.dt, sim.t, self._kin,
                                          self.release_height, sim.opt.substeps)) for launch in self.launches]
+        if self.launches:
+            _warn_if_coarse(self.launches, sim, self._kin)
         names = sim.character.link_names
         hands = [names.index(n) for n in self.hold_links if n in names]
         body = names.index(self.body_link) if self.body_link in names else None

@@ -148,6 +148,20 @@ def link_frames(model, reference, link: str, times: Sequence[float], kinematics=
     kin = kinematics if kinematics is not None else model.kinematics()
     if link not in kin.links:
         raise ConfigError(f"model {model.name!r} has no link {link!r}; links: {', '.join(kin.links)}")
+    pos, rot = _forward(model, reference, times, kin)
+    frame = _UP_TO_Z[model.up_axis]
+    r = rot[link] * frame.inv() if model.up_axis != "z" else rot[link]
+    return pos[link], r
+
+
+def link_positions(model, reference, times: Sequence[float], kinematics=None) -> dict[str, np.ndarray]:
+    """Every link's frame origin in the reference pose at each of ``times``: link -> ``(T, 3)`` m (our axes)."""
+    kin = kinematics if kinematics is not None else model.kinematics()
+    return dict(_forward(model, reference, times, kin)[0])
+
+
+def _forward(model, reference, times: Sequence[float], kin) -> tuple[dict, dict]:
+    """The model's forward kinematics at the reference's poses at ``times`` (positions in our axes)."""
     q = np.array([reference.sample(float(t))[0] for t in np.atleast_1d(times)])
     frame = _UP_TO_Z[model.up_axis]
     if model.up_axis != "z":  # our axes -> the URDF's, as the adapter loads a Y-up model
@@ -155,9 +169,7 @@ def link_frames(model, reference, link: str, times: Sequence[float], kinematics=
         q[:, 3:7] = (Rotation.from_quat(q[:, 3:7]) * frame).as_quat()
         for idx in lay.sph_q:
             q[:, idx] = (frame.inv() * Rotation.from_quat(q[:, idx]) * frame).as_quat()
-    pos, rot = kin.forward(q)
-    r = rot[link] * frame.inv() if model.up_axis != "z" else rot[link]
-    return pos[link], r
+    return kin.forward(q)
 
 
 def aim_point(model, reference, link: str, t: float, offset: Sequence[float] = (0.0, 0.0, 0.0),
@@ -369,7 +381,8 @@ def plan_launch(launch: Launch, reference, model, dt: float | None = None, start
         kinematics: ``model.kinematics()``, if already built.
         release_height: launch height when ``launch.direction`` is ``None``, m.
         substeps: physics steps per simulation step: the flight is solved for PyBullet's step
-            ``dt / substeps`` (the spawn stays on the ``dt`` grid).
+            ``dt / substeps`` (the spawn stays on the ``dt`` grid); None: 1 (a config whose
+            ``sim.substeps`` is still to be chosen, :mod:`tracker.scenarios.substeps`).
     """
     check_launch(launch)
     t_i = float(launch.impact_time)
@@ -384,5 +397,5 @@ def plan_launch(launch: Launch, reference, model, dt: float | None = None, start
     if launch.speed == 0 and dt is not None:  # meet the link in a step state (module docstring)
         t_i = start + round((t_i - start) / dt) * dt
     P, Pdot = aim_point(model, reference, launch.target_link, t_i, launch.offset, kinematics)
-    h = None if dt is None else dt / substeps
+    h = None if dt is None else dt / (substeps or 1)
     return solve_launch(launch, P, Pdot, heading(reference, t_i), spawn, h, release_height, t_i)

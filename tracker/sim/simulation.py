@@ -17,22 +17,27 @@ are announced at their times, and the step is recomputed with the gains the
 schedule gives at the first contact (the reaction gains), so the reaction acts
 from the contact step itself.
 
-Divergence (NaN, runaway speeds; PyBullet's joint speed clamp is lifted,
-:meth:`~tracker.sim.world.World.unclamp`) stops the run with a report naming the joints whose torque limits were
-saturated, and keeps what was recorded. A free root whose height drops below
-``fall_height`` times the reference's has *fallen*: an outcome, not an error;
-the run goes on and ``meta["fell_at"]`` says when.
+Divergence (NaN, runaway speeds, joint speeds pinned at PyBullet's clamp where it
+is not lifted: :meth:`~tracker.sim.world.World.unclamp`) stops the run with a report
+naming the joints whose torque limits were saturated, and keeps what was recorded.
+A free root whose height drops below ``fall_height`` times the reference's has
+*fallen*: an outcome, not an error; the run goes on and ``meta["fell_at"]`` says when.
 
 A free root's contacts with the ground. SPD's prediction holds the stance feet's
 contacts (balance, :mod:`tracker.control.balance`) and, with or without balance,
 those of every other link touching the ground (a hand, a knee, the pelvis of a
 falling or lying body: :func:`~tracker.control.balance.contact_rows`). The servo
-still reacts to what the engine does only at the next step, so while links other
-than the feet touch the ground the engine's solve of the step also holds every
-joint at SPD's predicted velocity, with the torque it has left below its limit
-(:meth:`~tracker.sim.world.World.hold_velocities`): an impact that would whip a
-light hand within the step meets the servo's reserve. While only the feet touch
-the ground none of this acts.
+still reacts to what the engine does only at the next step, so in a step where
+such a link meets the ground (faster than :data:`IMPACT_SPEED`) the engine's solve
+also holds every joint at SPD's predicted velocity, with the torque it has left
+below its limit (:meth:`~tracker.sim.world.World.hold_velocities`): an impact that
+would whip a light hand within the step meets the servo's reserve. While only the
+feet touch the ground none of this acts. Nor with several physics steps per
+control step (``substeps``): the torque then stays while the engine's contacts
+change from one physics step to the next, and a contact the prediction held for
+the whole step may be gone after the first (measured on the free-root CMU kick
+under balance, falling: with the rows its left wrist reached PyBullet's clamp at
+8 substeps and 82 rad/s at 4, without them 28 and 39); such runs are as before.
 """
 
 from __future__ import annotations
@@ -60,6 +65,14 @@ ROOT_MODES: tuple[str, ...] = ("anchored", "kinematic", "free")
 #: measured alike within the shared machine's noise, 6 the cheapest most often). 0: never (a
 #: saveState around every peek).
 REWIND_EVERY = 6
+#: A link other than the feet that meets the ground faster than this (m/s; beyond what its gap takes
+#: up within the step) starts an impact: the step holds the joints at SPD's prediction in the engine's
+#: solve (Simulation._plan_reserve). Resting contacts move at a few mm/s (median 1-3 mm/s lying, 95 %
+#: under 0.5 m/s); 1.5-6 % of a lying body's steps are impacts.
+IMPACT_SPEED = 0.3
+#: PyBullet clamps joint speeds to 100 rad/s; a joint sitting at the clamp has blown up (where the
+#: simulation does not lift it: :meth:`tracker.sim.world.World.unclamp`).
+PYBULLET_SPEED_CLAMP = 100.0
 
 
 @dataclass(frozen=True)
@@ -75,9 +88,10 @@ class SimOptions:
         root_kp: stiffness of the anchored root: (linear N/m, angular N·m/rad).
         root_kd_ratio: root kd as a multiple of ``kp·dt``.
         max_speed: joint angular speed (rad/s) or base linear speed (m/s)
-            above which the run counts as diverged. Just below PyBullet's default
-            100 rad/s clamp (lifted: :meth:`~tracker.sim.world.World.unclamp`): a light hand
-            or foot struck by a ball may spin at 60-90 rad/s for a step and recover.
+            above which the run counts as diverged. Just below PyBullet's 100 rad/s
+            clamp (lifted for SPD with one physics step per control step:
+            :meth:`~tracker.sim.world.World.unclamp`): a light hand or foot struck by a ball
+            may spin at 60-90 rad/s for a step and recover.
         start: clip time at which the run starts, s.
         solver_iterations: PyBullet's constraint-solver iterations per step.
         substeps: physics steps per control step (:class:`~tracker.sim.world.WorldSettings`).
@@ -146,7 +160,10 @@ class Simulation:
             world.set_substeps(opt.substeps)
         with quiet_stdio():  # PyBullet's URDF importer prints warnings we cannot act on
             self.character = Character.load(self.world.client, model)
-        self.world.unclamp(self.character)  # PyBullet's 100 rad/s clamp acts before contacts (World.unclamp)
+        # PyBullet's speed clamp acts before the contact solve (World.unclamp: lifted when, and why only then)
+        self._unclamped = opt.controller == "spd" and opt.substeps == 1
+        if self._unclamped:
+            self.world.unclamp(self.character)
         self.layout = lay = self.character.layout
         if tuple(s.name for s in lay.joints) != tuple(n for n, _ in reference.joints):
             raise SimulationError(
@@ -193,10 +210,10 @@ class Simulation:
         self.balance = self._balance_feedback()
         self.support = None  # the support polygon the balance feedback last used
         self.balance_term = None  # and its last feedback
-        self.balance_share = 1.0  # the share of that feedback the stance could take (feasible_torques)
         # A free root's SPD sees the contacts of every link with the ground (contact_rows), and holds
-        # the joints at its prediction in the engine's solve while other links than the feet touch it.
-        self._ground_rows = opt.root == "free" and opt.controller == "spd"
+        # the joints at its prediction in the engine's solve when another link than a foot lands; with
+        # one physics step per control step only (the module docstring says why).
+        self._ground_rows = opt.root == "free" and self._unclamped
         self._reserve = None
         self.t = opt.start
         self.gains = self.base_gains
@@ -311,7 +328,7 @@ class Simulation:
         prediction holds; plans the servo's reserve in the engine's solve (:meth:`_physics`)."""
         opt, dt, q, v = self.opt, self.opt.dt, state[0], state[1]
         self._reserve = None
-        others = None  # contacts of links other than the feet (a free-root SPD run's only)
+        others = rows = None  # contacts of links other than the feet (a free-root SPD run's only)
         if self.balance is None:
             if self._ground_rows:
                 others = other_contacts(self.character, self.world.ground)
@@ -324,19 +341,14 @@ class Simulation:
             term = self._balance_term(q, v)
             if opt.controller != "spd":
                 return self.controller.torques(state, target, self.gains, dt, extra=term.tau)
-            from tracker.control.balance import feasible_torques
-
             if self._ground_rows:
                 others = self.support.other_contacts
             # SPD predicts the step with the stance feet held (see tracker.control.balance), and the
-            # other links' contacts; the feedback as much as the stance can take (feasible_torques)
+            # other links' contacts
             rows = self._contact_rows(q, v, others)
             constraints = rows if term.constraints is None else term.constraints + rows
-            ctl, gains = self.controller, self.gains
-            tau, self.balance_share = feasible_torques(
-                lambda extra: ctl.torques(state, target, gains, dt, extra=extra, constraints=constraints),
-                term, constraints, lambda: ctl.held)
-        if others is not None:
+            tau = self.controller.torques(state, target, self.gains, dt, extra=term.tau, constraints=constraints)
+        if rows is not None and float(rows.target.max()) * dt > IMPACT_SPEED:  # an impact begins
             self._plan_reserve(v, tau)
         return tau
 
@@ -350,7 +362,7 @@ class Simulation:
 
     def _plan_reserve(self, v: np.ndarray, tau: np.ndarray) -> None:
         """Hold the joints at SPD's predicted velocities in the engine's solve of this step, with the
-        torque each has left below its limit (:meth:`_physics`)."""
+        torque each has left below its limit (:meth:`_physics`, :meth:`World.hold_velocities`)."""
         acc = getattr(self.controller, "acceleration", None)
         if acc is None:
             return
@@ -482,7 +494,10 @@ class Simulation:
         q, v = row["q"], row["v"]
         if not (np.isfinite(q).all() and np.isfinite(v).all()):
             return "NaN in the state"
-        jv = np.abs(v[6:])  # PyBullet's 100 rad/s clamp is lifted (World.unclamp): a blow-up shows as such
+        jv = np.abs(v[6:])
+        if jv.size and jv.max() >= PYBULLET_SPEED_CLAMP * 0.99 and not self._unclamped:
+            k = int(np.argmax(jv)) + 6
+            return f"joint {self._joint_at(k)} speed pinned at PyBullet's {PYBULLET_SPEED_CLAMP:.0f} rad/s clamp"
         if jv.size and jv.max() > self.opt.max_speed:
             k = int(np.argmax(jv)) + 6
             return f"joint {self._joint_at(k)} runs away at {jv.max():.0f} rad/s"

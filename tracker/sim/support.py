@@ -37,6 +37,7 @@ class Support:
         area: m².
         others: how many contact points other links (not feet) have with the ground: the body
             also rests on a hand, a knee, the pelvis (it fell), and the feet are not all its support.
+        other_contacts: those points (:class:`GroundContacts`), or None without any.
     """
 
     feet: tuple[str, ...]
@@ -46,6 +47,7 @@ class Support:
     center: np.ndarray
     area: float
     others: int = 0
+    other_contacts: "GroundContacts | None" = None
 
     @property
     def empty(self) -> bool:
@@ -72,6 +74,31 @@ class Support:
     def contains(self, xy: np.ndarray, tol: float = 1e-9) -> bool:
         """Whether the ground point ``xy`` ``(2,)`` (e.g. the CoM's projection) is over the support."""
         return self.signed_distance(xy) <= tol
+
+
+@dataclass(frozen=True)
+class GroundContacts:
+    """The engine's contact points of links other than the feet with the ground (m of them).
+
+    Attributes:
+        links: ``(m,)`` PyBullet link index of each point.
+        points: ``(m, 3)`` world contact points on the ground, m.
+        normals: ``(m, 3)`` contact normals, from the ground toward the link.
+        gaps: ``(m,)`` signed distances, m (negative: the link is inside the ground).
+    """
+
+    links: np.ndarray
+    points: np.ndarray
+    normals: np.ndarray
+    gaps: np.ndarray
+
+    @classmethod
+    def of(cls, raw: list) -> "GroundContacts | None":
+        """From PyBullet contact tuples (``getContactPoints``), or None when there are none."""
+        if not raw:
+            return None
+        return cls(frozen([c[3] for c in raw], np.int64), frozen([c[6] for c in raw], float),
+                   frozen([c[7] for c in raw], float), frozen([c[8] for c in raw], float))
 
 
 def _cross2(a: np.ndarray, b: np.ndarray) -> float:
@@ -238,22 +265,30 @@ def _feet_index(character) -> dict[int, int]:
     return index
 
 
-def _raw_foot_contacts(character, ground: int) -> tuple[list[float], int]:
+def _raw_foot_contacts(character, ground: int) -> tuple[list[float], list]:
     """The engine's foot-ground contact points with a non-negative normal force, flat:
-    ``[x, y, z, foot, x, y, z, foot, ...]`` (foot: index into ``model.feet``), and how many points
-    other links have with the ground; one ``getContactPoints`` call, filtered (one flat list converts
+    ``[x, y, z, foot, x, y, z, foot, ...]`` (foot: index into ``model.feet``), and the contact tuples
+    of other links with the ground; one ``getContactPoints`` call, filtered (one flat list converts
     to an array fastest)."""
     index = _feet_index(character)
     out: list[float] = []
-    others = 0
+    others = []
     for c in p.getContactPoints(bodyA=character.body_id, bodyB=ground, physicsClientId=character.client_id):
         f = index.get(c[3])
         if f is None:
-            others += 1
+            others.append(c)
         elif c[9] >= 0.0:
             out += c[6]
             out.append(f)
     return out, others
+
+
+def other_contacts(character, ground: int, refresh: bool = True) -> GroundContacts | None:
+    """The contacts of ``character``'s links other than its feet with ``ground`` at its current state
+    (:class:`GroundContacts`), or None; ``refresh`` as :func:`support_of` (the points the next step will use)."""
+    if refresh:
+        p.performCollisionDetection(physicsClientId=character.client_id)
+    return GroundContacts.of(_raw_foot_contacts(character, ground)[1])
 
 
 def foot_contacts(character, ground: int) -> dict[str, np.ndarray]:
@@ -285,16 +320,17 @@ def support_of(character, ground: int, refresh: bool = True) -> Support:
     """
     if refresh:
         p.performCollisionDetection(physicsClientId=character.client_id)
-    raw, others = _raw_foot_contacts(character, ground)
+    raw, other = _raw_foot_contacts(character, ground)
+    others, rest = len(other), GroundContacts.of(other)
     if not raw:
-        return replace(polygon_of(_NO_POINTS), others=others) if others else polygon_of(_NO_POINTS)
+        return replace(polygon_of(_NO_POINTS), others=others, other_contacts=rest) if others else polygon_of(_NO_POINTS)
     feet_all = character.model.feet
     pts, fop, mask, poly, area, center = _support(np.array(raw, dtype=float), len(feet_all))
     feet = _FEET.get((feet_all, mask))
     if feet is None:
         feet = _FEET[(feet_all, mask)] = tuple(f for i, f in enumerate(feet_all) if mask >> i & 1)
     return Support(feet, _frozen_own(pts), _frozen_own(fop), _frozen_own(poly), _frozen_own(center), float(area),
-                   others)
+                   others, rest)
 
 
 def touching_links(character, ground: int) -> tuple[str, ...]:

@@ -6,12 +6,18 @@ from dataclasses import dataclass, replace
 
 from tracker.sim.quiet import quiet_stdio  # imports pybullet silently first
 
+import numpy as np  # noqa: E402
 import pybullet as p  # noqa: E402
 import pybullet_data  # noqa: E402
 
 from tracker.errors import SimulationError  # noqa: E402
 
 GRAVITY = (0.0, 0.0, -9.81)
+#: Joint speed, rad/s (and base speed, m/s), at which PyBullet clamps a character (:meth:`World.unclamp`):
+#: far above any joint the divergence check lets run (``sim.max_speed`` is at most 10⁴).
+ENGINE_SPEED_LIMIT = 1.0e5
+#: The force cap of :meth:`World.hold_velocities` on a DOF without a torque limit, N·m.
+UNLIMITED_HOLD = 1.0e6
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,79 @@ class World:
     def step(self) -> None:
         """One physics step of ``physics_dt``."""
         p.stepSimulation(physicsClientId=self.client)
+
+    def unclamp(self, character) -> None:
+        """Lift PyBullet's joint speed clamp of ``character`` to :data:`ENGINE_SPEED_LIMIT`.
+
+        PyBullet clamps every joint speed (and the base's) at 100 by default, and it clamps the
+        velocity the applied forces give *before* the contact solve (``btMultiBody::
+        applyDeltaVeeMultiDof``). A stiff servo holding a foot against the ground gives the 1 kg foot,
+        taken alone, thousands of rad/s per step, which the contact is there to cancel; clamped first,
+        the velocity the contacts then cancel is not the one the torque gave, and the difference is
+        left spinning the foot. Measured on the free-root Bandai punch under balance at 1/60 s: the
+        ankle's torque of 120 N·m left the foot at the clamp in one step (−55, −22, −103 rad/s), while
+        the same step with the clamp lifted leaves it at (1, −6, 7) rad/s, as the contact model
+        predicts. Lifted, it removes 12 of the 15 divergences of the free-root grid
+        (``tests/sim/test_fall_never_diverges.py``: all ten ankles). Runs in which no velocity ever
+        reaches the clamp are unchanged, bit for bit (the authored stance standing 30 s at 1/60 s);
+        it did reach it while the stance recovered from pushes, which it now survives larger (the
+        jacobian strategy's largest push on the chest went from 25-75 N to 50-100 N).
+
+        The simulation lifts it for SPD with one physics step per control step only
+        (:class:`tracker.sim.simulation.Simulation`). With several, the torque stays while the
+        engine's contacts change from one physics step to the next, and the clamp is then what bounds
+        a foot the ground let go of (measured: the free-root forearm pass with balance, 8 substeps,
+        ran to its end clamped and spun its right ankle to 253 rad/s at 2.38 s unclamped); it acts
+        before the contact solve as before, but the velocity a step's torque gives is ``substeps``
+        times smaller. Explicit PD and PyBullet's own stable PD keep it: their blow-ups are what the
+        reproductions measure against it.
+        """
+        p.changeDynamics(character.body_id, -1, maxJointVelocity=ENGINE_SPEED_LIMIT, physicsClientId=self.client)
+
+    def hold_velocities(self, character, v_target: np.ndarray, force: np.ndarray) -> None:
+        """Until :meth:`release_velocities`: PyBullet joint motors that drive every actuated joint of
+        ``character`` toward ``v_target`` ``(nv,)`` (our layout; the base entries unused) with at most
+        ``force`` ``(nv,)`` N·m per DOF (capped at :data:`UNLIMITED_HOLD`).
+
+        The engine solves them with its contacts, in one solve: the servo's reserve within the step
+        (:meth:`tracker.sim.simulation.Simulation._physics`). Joint torques applied for the same step
+        (``TORQUE_CONTROL``) add to them. An explicit torque reacts to an impact one step late: a
+        falling arm stopped by the ground whips the 0.4 kg hand on its wrist within the step (the
+        free-root grid's three divergences left with the clamp lifted: wrists at 97-99 rad/s after
+        falls); held at the predicted velocity by what the wrist has left below its torque limit, the
+        hand follows the arm. The simulation holds them in impact steps only: held in every step of
+        a lying body, they spend every joint's torque reserve on the prediction against the ground,
+        and the lying CMU kick's mean joint error went from 0.22 to 0.36 rad (0.16 held at impacts).
+        """
+        cid, body = self.client, character.body_id
+        v = character._vec_to_bullet(v_target) if character._convert else np.asarray(v_target, dtype=float)
+        cap = np.minimum(np.asarray(force, dtype=float), UNLIMITED_HOLD)
+        joints, slices = character._pb_joint, character._v_slices
+        sph = character._sph
+        if sph:
+            p.setJointMotorControlMultiDofArray(
+                body, [joints[k] for k in sph], p.POSITION_CONTROL, targetPositions=[[0.0, 0.0, 0.0, 1.0]] * len(sph),
+                targetVelocities=[v[slices[k]].tolist() for k in sph], positionGains=[0.0] * len(sph),
+                velocityGains=[1.0] * len(sph), forces=[cap[slices[k]].tolist() for k in sph], physicsClientId=cid)
+        rev = character._rev
+        if rev:
+            p.setJointMotorControlArray(body, [joints[k] for k in rev], p.VELOCITY_CONTROL,
+                                        targetVelocities=[float(v[slices[k]][0]) for k in rev],
+                                        forces=[float(cap[slices[k]][0]) for k in rev], physicsClientId=cid)
+
+    def release_velocities(self, character) -> None:
+        """Switch the motors of :meth:`hold_velocities` off (zero force, as the character is loaded)."""
+        cid, body = self.client, character.body_id
+        joints = character._pb_joint
+        sph, rev = character._sph, character._rev
+        if sph:
+            p.setJointMotorControlMultiDofArray(
+                body, [joints[k] for k in sph], p.POSITION_CONTROL, targetPositions=[[0.0, 0.0, 0.0, 1.0]] * len(sph),
+                positionGains=[0.0] * len(sph), velocityGains=[0.0] * len(sph),
+                forces=[[0.0, 0.0, 0.0]] * len(sph), physicsClientId=cid)
+        if rev:
+            p.setJointMotorControlArray(body, [joints[k] for k in rev], p.VELOCITY_CONTROL,
+                                        forces=[0.0] * len(rev), physicsClientId=cid)
 
     def save(self) -> int:
         """Save the whole physics state in memory; returns its id (:meth:`restore`, :meth:`forget`)."""
