@@ -384,45 +384,25 @@ def peak_rss_mb() -> float:
 
 
 def campaign(kind: str, n: int, seed: int, out: Path, limit: float, work: Path, log, retarget: float = 0.0) -> dict:
-    rng = random.Random(f"{kind}-{seed}")
-    counts: Counter = Counter()
-    slowest, slowest_case = 0.0, ""
+    """``n`` mutated BVH files (``kind`` "bvh") or experiment configs ("yaml"), in-process."""
     if kind == "bvh":
         bases = bvh_bases()
-    else:
-        bases = yaml_bases()
-        keys = _key_paths()
-    t_start = time.perf_counter()
-    for case in range(n):
-        name, base = bases[case % len(bases)]
-        if kind == "bvh":
+
+        def make(rng, case):
+            name, base = bases[case % len(bases)]
             data = mutate_bvh(base, rng)
-            path = work / f"{name}.bvh"
-            outcome, seconds, detail = run_case(check_bvh, (data, path, rng.random() < retarget), limit)
-            suffix, extra = ".bvh", ""
-        else:
+            return (data, work / f"{name}.bvh", rng.random() < retarget), data, ".bvh", name, ""
+        check = check_bvh
+    else:
+        bases, keys = yaml_bases(), _key_paths()
+
+        def make(rng, case):
+            name, base = bases[case % len(bases)]
             data, overrides = mutate_yaml(base, rng, keys)
-            path = work / f"{name}.yaml"
-            outcome, seconds, detail = run_case(check_yaml, (data, overrides, path), limit)
-            suffix, extra = ".yaml", "".join(f" --set {o!r}" for o in overrides)
-        counts[outcome if outcome != "hung" else "escaped"] += 1
-        slow = seconds > limit or outcome == "hung"
-        counts["slow"] += slow
-        if seconds > slowest:
-            slowest, slowest_case = seconds, f"case {case} ({name})"
-        if outcome in ("escaped", "hung") or slow:
-            out.mkdir(parents=True, exist_ok=True)
-            stem = out / f"{kind}-seed{seed}-case{case}-{name}"
-            stem.with_suffix(suffix).write_bytes(data)
-            stem.with_suffix(".txt").write_text(f"{outcome}, {seconds:.2f} s{extra}\n{detail}\n")
-            log(f"  {kind} case {case} ({name}): {outcome} in {seconds:.2f} s -> {stem.with_suffix(suffix)}")
-        if seconds > limit / 4:
-            log(f"  {kind} case {case} ({name}): {outcome} in {seconds:.2f} s")
-        if (case + 1) % 1000 == 0:
-            log(f"  {kind}: {case + 1}/{n} ({time.perf_counter() - t_start:.0f} s, peak {peak_rss_mb():.0f} MB)")
-    return {"cases": n, "accepted": counts["accepted"], "rejected": counts["rejected"],
-            "escaped": counts["escaped"], "slow": counts["slow"], "slowest_s": round(slowest, 3), "slowest_case": slowest_case,
-            "seconds": round(time.perf_counter() - t_start, 1)}
+            return (data, overrides, work / f"{name}.yaml"), data, ".yaml", name, \
+                "".join(f" --set {o!r}" for o in overrides)
+        check = check_yaml
+    return run_campaign(kind, make, check, n, seed, out, limit, log)
 
 
 FILE_KINDS = ("recording", "reference", "offsets", "urdf", "numbers", "special", "sweep", "write")
@@ -430,24 +410,36 @@ FILE_KINDS = ("recording", "reference", "offsets", "urdf", "numbers", "special",
 
 def file_campaign(kind: str, make, check, n: int, seed: int, out: Path, limit: float, log) -> dict:
     """``n`` hostile inputs of one of :data:`FILE_KINDS` (``scripts/fuzz_files.py``), in-process."""
+    def made(rng, case):
+        args, data, suffix = make(rng, case)
+        return (args, kind), data, suffix, "", ""
+    return run_campaign(kind, made, check, n, seed, out, limit, log)
+
+
+def run_campaign(kind: str, make, check, n: int, seed: int, out: Path, limit: float, log) -> dict:
+    """The campaign loop: ``make(rng, case) -> (check's args, bytes, suffix, name, note)``; each case
+    counted by its outcome, reproducers of escaped, hung and slow cases saved in ``out``."""
     rng = random.Random(f"{kind}-{seed}")
     counts: Counter = Counter()
     slowest, slowest_case = 0.0, ""
     t_start = time.perf_counter()
     for case in range(n):
-        args, data, suffix = make(rng, case)
-        outcome, seconds, detail = run_case(check, (args, kind), limit)
+        args, data, suffix, name, extra = make(rng, case)
+        outcome, seconds, detail = run_case(check, args, limit)
         counts[outcome if outcome != "hung" else "escaped"] += 1
         slow = seconds > limit or outcome == "hung"
         counts["slow"] += slow
+        label = f"case {case}" + (f" ({name})" if name else "")
         if seconds > slowest:
-            slowest, slowest_case = seconds, f"case {case}"
+            slowest, slowest_case = seconds, label
         if outcome in ("escaped", "hung") or slow:
             out.mkdir(parents=True, exist_ok=True)
-            stem = out / f"{kind}-seed{seed}-case{case}"
+            stem = out / (f"{kind}-seed{seed}-case{case}" + (f"-{name}" if name else ""))
             stem.with_suffix(suffix).write_bytes(data)
-            stem.with_suffix(".txt").write_text(f"{outcome}, {seconds:.2f} s\n{detail}\n")
-            log(f"  {kind} case {case}: {outcome} in {seconds:.2f} s -> {stem.with_suffix(suffix)}")
+            stem.with_suffix(".txt").write_text(f"{outcome}, {seconds:.2f} s{extra}\n{detail}\n")
+            log(f"  {kind} {label}: {outcome} in {seconds:.2f} s -> {stem.with_suffix(suffix)}")
+        elif seconds > limit / 4:
+            log(f"  {kind} {label}: {outcome} in {seconds:.2f} s")
         if (case + 1) % 1000 == 0:
             log(f"  {kind}: {case + 1}/{n} ({time.perf_counter() - t_start:.0f} s, peak {peak_rss_mb():.0f} MB)")
     return {"cases": n, "accepted": counts["accepted"], "rejected": counts["rejected"],
