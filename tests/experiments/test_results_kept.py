@@ -188,8 +188,10 @@ def test_a_folder_with_other_files_or_a_search_to_resume_is_not_refused(tmp_path
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_during_the_simulation_keeps_what_ran_and_exits_130(signum, tmp_path):
-    cfg = tmp_path / "slow.yaml"  # about 10 s of simulation: 1/240 s steps of 64 substeps each
-    cfg.write_text(f"name: slow\nclip: {{path: {DEMO_WAVE}}}\nsim: {{dt: 1/240, substeps: 64, solver_iterations: 200}}\n"
+    # a minute or more of simulation (1/1000 s steps of 64 substeps each), so that even on a loaded
+    # machine, where this process may wake late, the run is still simulating when the signal comes
+    cfg = tmp_path / "slow.yaml"
+    cfg.write_text(f"name: slow\nclip: {{path: {DEMO_WAVE}}}\nsim: {{dt: 1/1000, substeps: 64, solver_iterations: 200}}\n"
                    "outputs: {plots: false}\n")
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -212,7 +214,7 @@ def test_a_signal_during_the_simulation_keeps_what_ran_and_exits_130(signum, tmp
     assert "interrupted at t = " in err and "wrote what ran to" in err
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["interrupted"] is True and metrics["status"] == "interrupted"
-    assert saved(out / "recording.npz") == (metrics["steps"], "interrupted") and metrics["steps"] < 720
+    assert saved(out / "recording.npz") == (metrics["steps"], "interrupted") and metrics["steps"] < 3000
 
 
 def _interrupt_after(monkeypatch, steps: int, only_baseline: bool = False) -> None:
