@@ -195,8 +195,11 @@ def test_a_signal_during_the_simulation_keeps_what_ran_and_exits_130(signum, tmp
                    "outputs: {plots: false}\n")
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # a test worker (pytest-xdist) may run with SIGINT ignored, and a child inherits that: Python then
+    # installs no KeyboardInterrupt for it, as for a shell's background job; the user's terminal does not
     proc = subprocess.Popen([sys.executable, "-m", "tracker", "run", str(cfg), "--out", str(out)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         while not (out / "config.yaml").exists():  # written just before the simulation starts
