@@ -518,11 +518,7 @@ def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None
     files: dict[str, str] = {"config": "config.yaml", "metrics": "metrics.json", "timing": "timing.json"}
     problems: list[str] = []
     if cfg.outputs.recording:
-        rec.save(folder / "recording.npz")
-        files["recording"] = "recording.npz"
-        if baseline is not None:
-            baseline.save(folder / "baseline.npz")
-            files["baseline"] = "baseline.npz"
+        files.update(_save_recordings(folder, rec, baseline))
     write_json_atomic(folder / "metrics.json", metrics)
     if cfg.outputs.plots:
         t0 = time.perf_counter()
@@ -553,6 +549,15 @@ def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None
     return Outcome(cfg, folder, rec, baseline, metrics, timing, files, problems)
 
 
+def _save_recordings(folder: Path, rec, baseline) -> dict[str, str]:
+    """``recording.npz`` (and ``baseline.npz`` when there is one): the files written, by role."""
+    rec.save(folder / "recording.npz")
+    if baseline is None:
+        return {"recording": "recording.npz"}
+    baseline.save(folder / "baseline.npz")
+    return {"recording": "recording.npz", "baseline": "baseline.npz"}
+
+
 def _write_interrupted(folder: Path, prep: Prepared, rec, baseline, ball_outcome: dict, stopped,
                        timing: dict) -> Outcome:
     """What ran before SIGINT/SIGTERM: the recording(s) so far and metrics.json marked ``interrupted``
@@ -563,12 +568,7 @@ def _write_interrupted(folder: Path, prep: Prepared, rec, baseline, ball_outcome
     metrics = compute_metrics(prep, rec, None, ball_outcome if stopped is rec else {})
     metrics.update(interrupted=True, interrupted_during=during, status="interrupted",
                    message=stopped.message + ("" if during == "run" else " in the ball-free baseline"))
-    files: dict[str, str] = {"config": "config.yaml"}
-    rec.save(folder / "recording.npz")
-    files["recording"] = "recording.npz"
-    if baseline is not None:
-        baseline.save(folder / "baseline.npz")
-        files["baseline"] = "baseline.npz"
+    files: dict[str, str] = {"config": "config.yaml", **_save_recordings(folder, rec, baseline)}
     write_json_atomic(folder / "metrics.json", metrics)
     files["metrics"] = "metrics.json"
     timing["interrupted"] = True
