@@ -142,7 +142,7 @@ def check_recording(path: Path, _label: str) -> str:
     from tracker.sim.recording import Recording
     from tracker.viewer.replay import ReplaySession
 
-    try:
+    def use(path):
         rec = Recording.load(path).finite_steps()
         if rec.n_steps:  # what the window does with it, without the window
             session = ReplaySession(rec)
@@ -150,6 +150,15 @@ def check_recording(path: Path, _label: str) -> str:
                 session.seek(t)
                 _finite(np.array(session.joint_error()), np.array(session.gain_ratio()))
             _finite(rec.q, rec.q_ref)
+
+    return judged(path, use)
+
+
+def judged(path: Path, read_and_use) -> str:
+    """``read_and_use(path)`` as the program would: "accepted", or "rejected" on one TrackerError line
+    naming the file (any other exception escapes to the campaign)."""
+    try:
+        read_and_use(path)
     except TrackerError as exc:
         one_line(exc, path.name)
         return "rejected"
@@ -159,30 +168,25 @@ def check_recording(path: Path, _label: str) -> str:
 def check_reference(path: Path, _label: str) -> str:
     from tracker.retarget.reference import Reference
 
-    try:
+    def use(path):
         ref = Reference.load(path)
         for t in (0.0, ref.duration / 2, ref.duration, ref.duration + 1.0):
-            q, v = ref.sample(t)
-            _finite(q, v)
+            _finite(*ref.sample(t))
         if ref.n_frames > 1:
             _finite(ref.resample(30.0).q)
-    except TrackerError as exc:
-        one_line(exc, path.name)
-        return "rejected"
-    return "accepted"
+
+    return judged(path, use)
 
 
 def check_offsets(path: Path, _label: str) -> str:
     from tracker.sampling.offsets import load_offsets
 
-    try:
+    def use(path):
         track = load_offsets(path)
         for t in (0.0, 0.05, 1.0, 100.0):
             _finite(track.at(t))
-    except TrackerError as exc:
-        one_line(exc, path.name)
-        return "rejected"
-    return "accepted"
+
+    return judged(path, use)
 
 
 # -- URDF ---------------------------------------------------------------------------------------------
@@ -222,15 +226,11 @@ def mutate_urdf(base: Path, rng: random.Random, work: Path, label: str) -> tuple
 def check_urdf(path: Path, _label: str) -> str:
     from tracker.character.kinematics import Kinematics
 
-    try:
+    def use(path):
         kin = Kinematics(path)
-        masses = [getattr(kin, "masses", {})]
-        _finite(np.array([m for d in masses for m in (d.values() if isinstance(d, dict) else [])], dtype=float))
-        _finite(kin.zero_pose_positions()[kin.root])
-    except TrackerError as exc:
-        one_line(exc, path.name)
-        return "rejected"
-    return "accepted"
+        _finite(np.array(list(kin.masses.values()), dtype=float), kin.zero_pose_positions()[kin.root])
+
+    return judged(path, use)
 
 
 # -- command-line numbers -----------------------------------------------------------------------------
