@@ -14,7 +14,8 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.linalg.norm(x, axis=-1, keepdims=True).clip(min=1e-12)
 
 
-def quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps, contacts=None) -> dict:
+def quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps, contacts=None,
+                   calibrated=None) -> dict:
     """Compute the report for a retargeted clip.
 
     Keys: ``frames``, ``fps``, ``bone_cos_mean``, ``bone_cos_min``,
@@ -39,12 +40,19 @@ def quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps
 
     Without contacts, skating is taken over the frames where a foot is within
     1 cm of the ground.
+
+    ``calibrated`` maps a link to world rotations ``(F,)`` that take the source bone to the
+    direction the retarget aims for (the feet's sole calibration): that link's bone is compared
+    with the calibrated direction, so the cosine measures what limits, IK and grounding cost,
+    not the constant difference between the rig's foot line and the character's.
     """
     pos, rot = kin.forward(q)
     bones = {}
     for link in CANONICAL_LINKS:
         start_s, end_s = src.bone(jmap.links[link])
         s = _unit(turn.apply(end_s - start_s))
+        if calibrated and link in calibrated:
+            s = calibrated[link].apply(s)
         if link in geo.tip_local:
             end = pos[link] + rot[link].apply(geo.tip_local[link])
         else:

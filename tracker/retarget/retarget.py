@@ -46,6 +46,7 @@ from tracker.retarget.ik import two_bone_ik
 from tracker.retarget.limbs import align_hinges, neutral_shift
 from tracker.retarget.joint_map import CANONICAL_LINKS, DISTAL, JointMap, select_joint_map
 from tracker.retarget.quality import quality_report, segment_ratios
+from tracker.retarget.pelvis import fit_pelvis_pitch
 from tracker.retarget.reference import Reference
 
 FEET = ("left_foot", "right_foot")
@@ -236,9 +237,15 @@ def world_rotations(src: SourcePoints, jmap: JointMap, geo: CharacterGeometry) -
     return out
 
 
-def _flatten_feet(rots: dict[str, Rotation], contacts: FootContacts) -> None:
+def _flatten_feet(rots: dict[str, Rotation], contacts: FootContacts) -> dict[str, Rotation]:
     """Calibrate each foot's sole: a constant pitch and roll that level it, on median, over the
-    frames where the source foot is flat on the ground (heel and toe down)."""
+    frames where the source foot is flat on the ground (heel and toe down).
+
+    Returns, per foot calibrated, the world rotation per frame that takes the foot's direction
+    as the rig has it to the calibrated one: the rig's ankle-to-toe line is not the character's
+    ankle-to-sole line, and the quality report compares the foot with the calibrated direction.
+    """
+    turned = {}
     for k, foot in enumerate(FEET):
         flat = contacts.flat[:, k]
         if not flat.any():
@@ -250,7 +257,10 @@ def _flatten_feet(rots: dict[str, Rotation], contacts: FootContacts) -> None:
         roll_side = rots[foot][flat].apply([0, 1, 0])
         roll = np.median(np.arcsin(np.clip(roll_side[:, 2], -1, 1)))
         # local correction: pitch about the foot's y axis, roll about its x axis
-        rots[foot] = rots[foot] * Rotation.from_rotvec([0, pitch, 0]) * Rotation.from_rotvec([-roll, 0, 0])
+        before = rots[foot]
+        rots[foot] = before * Rotation.from_rotvec([0, pitch, 0]) * Rotation.from_rotvec([-roll, 0, 0])
+        turned[foot] = rots[foot] * before.inv()
+    return turned
 
 
 def _swing_twist_angle(local: Rotation, axis: np.ndarray) -> np.ndarray:
@@ -324,7 +334,7 @@ def retarget(
     heel = np.stack([scaled(src(L[f].joint)) for f in FOOT_LINKS], axis=1)
     toe = np.stack([scaled(src.bone(L[f])[1]) for f in FOOT_LINKS], axis=1)
     contacts = detect_contacts(heel, toe, fps, root_z=scaled(src_hipmid)[:, 2])
-    _flatten_feet(rots, contacts)
+    soles = _flatten_feet(rots, contacts)
     directions = {}
     for link in ("left_thigh", "left_shin", "right_thigh", "right_shin",
                  "left_upper_arm", "left_forearm", "right_upper_arm", "right_forearm"):
@@ -332,6 +342,8 @@ def retarget(
         directions[link] = turn.apply(end_s - start_s)
     align_hinges(rots, directions, geo, kin)
 
+    lateral = geo.zero["left_thigh"] - geo.zero["right_thigh"]  # the pelvis's frame is the world's at zero
+    rots[kin.root], pelvis_pitch = fit_pelvis_pitch(kin, rots, spherical_limits, lateral)
     hipmid = scaled(src_hipmid)
     char_hipmid_local = 0.5 * (geo.zero["left_thigh"] + geo.zero["right_thigh"]) - geo.zero["pelvis"]
     pelvis_pos = hipmid - rots["pelvis"].apply(char_hipmid_local)
@@ -351,9 +363,11 @@ def retarget(
     _make_quats_continuous(q, kin.layout)
     v = differentiate(kin.layout, q, fps, opt.smooth_sigma)
     clamped, clamped_by_joint = clamped
-    report = quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps, contacts)
+    report = quality_report(kin, geo, jmap, src, turn, scale, src_hipmid, q, clamped, fps, contacts,
+                            calibrated=soles)
     report["clamped_by_joint"] = clamped_by_joint
     report["wrist_neutral_shift_deg"] = shifts
+    report["pelvis_pitch"] = pelvis_pitch
     report["segment_ratios"] = segment_ratios(src, jmap, geo, scale)
     report["glitches"] = glitch_report(glitches, dropped, fps)
     report["glitches_repaired"] = bool(opt.repair_glitches)
