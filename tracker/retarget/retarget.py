@@ -46,7 +46,7 @@ from tracker.retarget.ik import two_bone_ik
 from tracker.retarget.limbs import align_hinges, neutral_shift
 from tracker.retarget.joint_map import CANONICAL_LINKS, DISTAL, JointMap, select_joint_map
 from tracker.retarget.quality import quality_report, segment_ratios
-from tracker.retarget.pelvis import fit_pelvis_pitch
+from tracker.retarget.hidden import fit_pitch
 from tracker.retarget.reference import Reference
 
 FEET = ("left_foot", "right_foot")
@@ -343,7 +343,8 @@ def retarget(
     align_hinges(rots, directions, geo, kin)
 
     lateral = geo.zero["left_thigh"] - geo.zero["right_thigh"]  # the pelvis's frame is the world's at zero
-    rots[kin.root], pelvis_pitch = fit_pelvis_pitch(kin, rots, spherical_limits, lateral)
+    rots[kin.root], pelvis_pitch = fit_pitch(kin, rots, spherical_limits, lateral)
+    rots["abdomen"], abdomen_pitch = fit_pitch(kin, rots, spherical_limits, lateral, "abdomen")
     hipmid = scaled(src_hipmid)
     char_hipmid_local = 0.5 * (geo.zero["left_thigh"] + geo.zero["right_thigh"]) - geo.zero["pelvis"]
     pelvis_pos = hipmid - rots["pelvis"].apply(char_hipmid_local)
@@ -367,7 +368,7 @@ def retarget(
                             calibrated=soles)
     report["clamped_by_joint"] = clamped_by_joint
     report["wrist_neutral_shift_deg"] = shifts
-    report["pelvis_pitch"] = pelvis_pitch
+    report["pelvis_pitch"], report["abdomen_pitch"] = pelvis_pitch, abdomen_pitch
     report["segment_ratios"] = segment_ratios(src, jmap, geo, scale)
     report["glitches"] = glitch_report(glitches, dropped, fps)
     report["glitches_repaired"] = bool(opt.repair_glitches)
