@@ -179,7 +179,7 @@ def check_reference(path: Path, _label: str) -> str:
 
 
 def check_offsets(path: Path, _label: str) -> str:
-    from tracker.sampling.offsets import load_offsets
+    from tracker.sim.offsets import load_offsets
 
     def use(path):
         track = load_offsets(path)
@@ -295,7 +295,7 @@ def _readers() -> dict[str, object]:
     from tracker.motion.bvh import read_bvh
     from tracker.retarget.joint_map import load_joint_map
     from tracker.retarget.reference import Reference
-    from tracker.sampling.offsets import load_offsets
+    from tracker.sim.offsets import load_offsets
     from tracker.sim.push import load_sweep
     from tracker.sim.recording import Recording
     from tracker.yamlsafe import read_yaml_file
@@ -352,7 +352,7 @@ def make_bases(work: Path) -> dict[str, Path]:
     from tracker.experiments.runner import build, simulate
     from tracker.paths import DATA_DIR
     from tracker.retarget import load_clip_reference
-    from tracker.sampling.offsets import OffsetTrack
+    from tracker.sim.offsets import OffsetTrack
 
     work.mkdir(parents=True, exist_ok=True)
     out = {"recording": work / "base_recording.npz", "reference": work / "base_reference.npz",
@@ -431,7 +431,8 @@ def mutate_metrics(rng: random.Random, work: Path, sweep) -> tuple[Path, bytes]:
 
 def check_sweep_state(args: tuple, _label: str) -> str:
     """What a resumed sweep does with its folder: which runs are finished, the rows, the summary."""
-    from tracker.experiments.sweep import collect, is_finished, write_summary
+    from tracker.experiments.sweep import is_finished
+    from tracker.experiments.sweep_summary import collect, write_summary
 
     folder, sweep = args
     for run in sweep.runs:
@@ -465,7 +466,7 @@ def write_campaign(work: Path):
     import signal
 
     from tracker.retarget.reference import Reference
-    from tracker.sampling.offsets import load_offsets
+    from tracker.sim.offsets import load_offsets
     from tracker.sim.recording import Recording
 
     bases = make_bases(work)

@@ -339,7 +339,7 @@ def test_track_run_and_optimize_refuse_truncated_corrupt_and_huge_references(tmp
 # -- offset tracks ------------------------------------------------------------------------------
 
 def _offsets_file(tmp_path: Path, layout, **change) -> Path:
-    from tracker.sampling.offsets import OffsetTrack
+    from tracker.sim.offsets import OffsetTrack
 
     path = tmp_path / "offsets.npz"
     OffsetTrack.zeros(layout, [0.0, 0.5, 1.0], model="humanoid", clip="kick.bvh").save(path)
@@ -359,7 +359,7 @@ def _offsets_file(tmp_path: Path, layout, **change) -> Path:
 ])
 def test_load_offsets_refuses_malformed_fields_in_one_line(change, word, tmp_path, layout):
     from tracker.errors import ConfigError
-    from tracker.sampling.offsets import load_offsets
+    from tracker.sim.offsets import load_offsets
 
     path = _offsets_file(tmp_path, layout, **change)
     with pytest.raises(ConfigError) as info:

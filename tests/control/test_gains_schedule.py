@@ -10,16 +10,9 @@ import pytest
 
 from tracker.character.model import load_model
 from tracker.control.base import Gains
-from tracker.control.gains import (
-    GainSchedule,
-    build_gains,
-    joint_gains,
-    smoothstep,
-    supported_masses,
-    zh_profile,
-)
+from tracker.control.gains import build_gains, joint_gains, supported_masses
+from tracker.control.schedule import GainSchedule, Schedule, smoothstep, zh_profile
 from tracker.errors import ConfigError
-from tracker.scenarios.base import Schedule
 
 DT = 1.0 / 60.0
 K_T, K_R, T_E, T_F = 25000.0, 2500.0, 0.1, 0.5

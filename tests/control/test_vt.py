@@ -90,7 +90,7 @@ def test_bad_f0_mode_and_peek_without_a_simulated_root(humanoid_like_layout, rng
     with pytest.raises(ConfigError, match="f0 mode 'fast' is not one of: id, peek, none"):
         create("vt", layout=lay, dynamics=dyn, f0="fast")
     with pytest.raises(ConfigError, match="kinematic"):
-        create("vt", layout=lay, dynamics=dyn, f0="peek", character=object(), root="kinematic")
+        create("vt", layout=lay, dynamics=dyn, f0="peek", engine=object(), root="kinematic")
     with pytest.raises(ConfigError, match="needs the simulated character"):
         create("vt", layout=lay, dynamics=dyn, f0="peek")
 
@@ -143,12 +143,13 @@ def test_track_cli_bad_options_are_one_line(capsys):
 def test_the_peek_gate_sees_ground_limits_and_balls():
     """The gate peeks when the ground, a joint limit or a fast ball is within reach, not in free air."""
     from tracker.character.character import Character
+    from tracker.sim.peek import EnginePeek
     from tracker.sim.world import World, WorldSettings
 
     with World(WorldSettings(dt=1 / 60)) as w:
         c = Character.load(w.client, "humanoid")
         lay = c.layout
-        vt = VTController(lay, c, f0="peek", character=c)
+        vt = VTController(lay, c, f0="peek", engine=EnginePeek(c))
         q, v = c.get_state()
         c.reset_state(q, v)
         assert vt._engine_may_act(1 / 60)  # standing: feet on the ground, knees at their 0 limit
@@ -166,6 +167,7 @@ def test_the_peek_gate_sees_ground_limits_and_balls():
 
 def test_gated_peek_in_free_air_is_id_and_ungated_peek_agrees():
     from tracker.character.character import Character
+    from tracker.sim.peek import EnginePeek
     from tracker.sim.world import World, WorldSettings
 
     runs = {}
@@ -179,7 +181,7 @@ def test_gated_peek_in_free_air_is_id_and_ungated_peek_agrees():
                 q[lay[name].q] = 1.0
             c.reset_state(q, v)
             p.setGravity(0, 0, 0, physicsClientId=w.client)
-            vt = VTController(lay, c, f0=f0, gate=gate, character=c)
+            vt = VTController(lay, c, f0=f0, gate=gate, engine=EnginePeek(c))
             gains = Gains.critical_ratio(500.0, 1 / 60, nv=lay.nv)
             rng = np.random.default_rng(3)
             out = []
@@ -270,7 +272,8 @@ def test_peek_takes_the_whole_control_step_with_substeps(substeps):
         miss = {}
         for f0 in ("id", "peek"):
             p.restoreState(sid, physicsClientId=w.client)
-            vt = VTController(lay, c, f0=f0, gate=False, character=c, passive=passive, substeps=substeps)
+            vt = VTController(lay, c, f0=f0, gate=False, engine=EnginePeek(c, substeps), passive=passive,
+                               substeps=substeps)
             tau = vt.torques(State(*c.get_state()), target, zero, dt)
             tau[:6] = 0.0
             for _ in range(substeps):

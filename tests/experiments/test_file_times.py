@@ -124,7 +124,7 @@ def test_keep_first_frame_moves_clip_time_zero_back_to_file_frame_0(tmp_path):
 def test_a_saved_reference_keeps_its_files_map_through_resampling(tmp_path):
     npz = tmp_path / "catch.npz"
     assert main(["retarget", str(CATCH), "-o", str(npz), "--fps", "30"]) == 0
-    from tracker.retarget.timing import clip_timing
+    from tracker.retarget.clip_timing import clip_timing
 
     assert clip_timing(npz) == clip_timing(CATCH)
     assert clip_timing(npz).first_file_frame == 5
@@ -207,7 +207,7 @@ def test_track_start_as_a_file_frame_equals_its_clip_time(capsys):
 def test_a_deepmimic_file_has_file_frames_too_whatever_the_model():
     import pybullet_data
 
-    from tracker.retarget.timing import clip_timing
+    from tracker.retarget.clip_timing import clip_timing
 
     path = Path(pybullet_data.getDataPath()) / "data" / "motions" / "humanoid3d_walk.txt"
     ref = load_clip_reference(path, model="deepmimic")

@@ -14,7 +14,8 @@ import pytest
 
 from tracker.cli import main
 from tracker.errors import ConfigError
-from tracker.experiments.sweep import largest_stable, load_sweep
+from tracker.experiments.sweep import load_sweep
+from tracker.experiments.sweep_summary import largest_stable
 
 from .conftest import CONFIGS, REPO
 
@@ -206,7 +207,7 @@ def test_a_worker_whose_parent_is_already_gone_ends_at_once():
     """The watchdog's first check: a worker set up for a parent that is not its parent exits with status 1."""
     import multiprocessing as mp
 
-    from tracker.experiments.sweep import die_with_parent
+    from tracker.experiments.backends import die_with_parent
 
     proc = mp.get_context("fork").Process(target=die_with_parent, args=(os.getpid() + 10**6,))
     proc.start()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -22,7 +23,7 @@ def cache(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("name", FIT_CLIPS)
 def test_the_fitted_humanoid_brings_the_end_effectors_within_3_cm_without_ik(name, cache):
-    from tracker.character.fit import fit_model
+    from tracker.retarget.fit import fit_model
     from tracker.retarget import load_clip_reference
 
     clip = MOCAP_DIR / f"{name}.bvh"
@@ -36,7 +37,7 @@ def test_the_fitted_humanoid_brings_the_end_effectors_within_3_cm_without_ik(nam
 
 
 def test_fitted_masses_follow_de_leva_and_the_joints_are_the_default_humanoids(cache, tmp_path):
-    from tracker.character.fit import fit_model
+    from tracker.retarget.fit import fit_model
     from tracker.character.model import load_model
 
     path, _ = fit_model(MOCAP_DIR / "cmu_02_01_walk.bvh", mass=82.0, out_dir=tmp_path / "out")
@@ -86,3 +87,43 @@ def test_fit_errors_are_one_line_with_exit_status_2(case, cache, tmp_path):
         assert "cache" in proc.stderr and str(yml.parent) in proc.stderr
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_model_fit_takes_the_latest_fit_of_the_skeleton_whatever_its_mass(cache, capsys):
+    """``tracker model fit CLIP --mass 80`` then ``--model fit`` uses the 80 kg fit (not a 70 kg one), says so
+    once, and a later 70 kg fit takes over again."""
+    from tracker.retarget import fit
+
+    clip = MOCAP_DIR / "cmu_02_01_walk.bvh"
+    said = fit._SAID.copy()
+    fit._SAID.clear()
+    try:
+        heavy, _ = fit.fit_model(clip, mass=80.0)
+        assert fit.fit_for_clip(clip) == (heavy, 80.0)
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "the 80 kg humanoid" in err and str(heavy) in err
+        assert fit.resolve_model("fit", clip) == str(heavy) and capsys.readouterr().err == ""  # said once
+        light, _ = fit.fit_model(clip, mass=70.0)
+        assert light != heavy and fit.fit_for_clip(clip) == (light, 70.0)
+        assert "also cached: 80 kg" in capsys.readouterr().err
+    finally:
+        fit._SAID.clear()
+        fit._SAID.update(said)
+
+
+def test_model_fit_with_an_empty_cache_fits_70_kg_silently(cache, capsys):
+    from tracker.retarget.fit import DEFAULT_MASS_KG, fit_for_clip
+
+    path, mass = fit_for_clip(MOCAP_DIR / "cmu_02_01_walk.bvh")
+    assert mass == DEFAULT_MASS_KG and path.is_relative_to(cache) and capsys.readouterr().err == ""
+
+
+def test_the_cli_fit_at_80_kg_is_what_retarget_model_fit_uses(cache):
+    env = {"TRACKER_CACHE": str(cache)}
+    clip = str(MOCAP_DIR / "cmu_23_22_catch_keys.bvh")
+    fitted = _cli("model", "fit", clip, "--mass", "80", "--json", env=env)
+    assert fitted.returncode == 0, fitted.stderr
+    name = Path(json.loads(fitted.stdout)["model_file"]).stem
+    ret = _cli("retarget", clip, "--model", "fit", env=env)
+    assert ret.returncode == 0 and f"-> {name}" in ret.stdout, (ret.stdout, ret.stderr)
+    assert "the 80 kg humanoid" in ret.stderr

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tracker.cli import main
-from tracker.sampling.offsets import load_offsets
+from tracker.sim.offsets import load_offsets
 from tracker.sim.recording import Recording
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,9 +154,9 @@ def _feet_in_the_ground(sets: list[str], seconds: float) -> tuple[float, dict]:
     import pybullet as p
 
     from tracker.analysis.metrics import tracking_metrics
-    from tracker.commands.optimize import clip_config
     from tracker.experiments.config import config_from_data
     from tracker.experiments.runner import build, make_simulation
+    from tracker.sampling.optimize import clip_config
 
     src = (ROOT / ".." / "shared" / "mocap" / "bandai_walk_normal_001.bvh").resolve()
     prep = build(config_from_data(clip_config(src), src, sets + [f"sim.duration={seconds!r}"]))

@@ -13,7 +13,7 @@ from tracker.errors import ConfigError
 from tracker.experiments.config import config_from_data
 from tracker.experiments.runner import build, simulate
 from tracker.sampling.cost import CostWeights, TrackingCost
-from tracker.sampling.offsets import OffsetTrack
+from tracker.sim.offsets import OffsetTrack
 from tracker.sampling.pool import RolloutPool
 from tracker.sampling.rollout import FootContactReader, RolloutRequest, RolloutWorker, _far_from_changes
 

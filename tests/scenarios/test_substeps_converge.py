@@ -26,10 +26,10 @@ BALL = "{preset: soccer, target_link: right_foot, impact_time: 1.4, speed: 0.0, 
 @pytest.fixture(autouse=True)
 def _nothing_said_yet(monkeypatch):
     """Each choice and warning is said once per process: start every test with none said."""
-    import tracker.experiments.config as config
+    import tracker.experiments.resolve as resolve
     import tracker.scenarios.ball_scenario as ball_scenario
 
-    monkeypatch.setattr(config, "_SAID", set())
+    monkeypatch.setattr(resolve, "_SAID", set())
     monkeypatch.setattr(ball_scenario, "_WARNED", set())
 
 

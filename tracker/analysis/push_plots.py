@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tracker.experiments.results import write_text_atomic
+from tracker.atomic import write_text_atomic
 
 _STYLE = {"none": ("0.5", ":"), "jacobian": ("C0", "-"), "ankle": ("C1", "--"), "hip": ("C2", "-.")}
 

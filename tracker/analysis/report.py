@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from tracker.experiments.results import write_text_atomic
+from tracker.atomic import write_text_atomic
 
 PLOT_TITLES = {
     "joint_error": "Tracking error over time",
@@ -23,14 +23,43 @@ FILE_TITLES = {
 }
 
 
-def _num(x, unit: str = "", scale: float = 1.0, digits: int = 4) -> str:
+#: Significant digits of every measured number in the report.
+DIGITS = 3
+
+
+def sig(v: float, digits: int = DIGITS) -> str:
+    """``v`` to ``digits`` significant digits in plain notation, without trailing zeros
+    (``0.00861``, ``17.6``, ``0.15``, ``25000``); below 1e-6 of a unit it reads ``0``."""
+    if not math.isfinite(v) or abs(v) < 1e-6:
+        return "0" if math.isfinite(v) else str(v)
+    decimals = max(digits - 1 - math.floor(math.log10(abs(v))), 0)
+    text = f"{v:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _num(x, unit: str = "", scale: float = 1.0) -> str:
+    """A number with its unit, :data:`DIGITS` significant digits; ``—`` for none, yes/no for a flag."""
     if x is None:
         return "—"
     if isinstance(x, bool):
         return "yes" if x else "no"
     if isinstance(x, (int, float)):
-        return f"{x * scale:.{digits}g}{(' ' + unit) if unit else ''}"
+        return f"{sig(x * scale)}{(' ' + unit) if unit else ''}"
     return str(x)
+
+
+def _length(x) -> str:
+    """A length given in m: in mm below 1 m (the errors and depths the report shows), else in m."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return _num(x)
+    return _num(x, "mm", 1000.0) if abs(x) < 1.0 else _num(x, "m")
+
+
+def _angle(x) -> str:
+    """An angle given in rad: in rad, and in degrees after it (``0.307 rad (17.6°)``)."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return _num(x)
+    return f"{_num(x, 'rad')} ({sig(math.degrees(x))}°)"
 
 
 def _direction(d) -> str:
@@ -55,6 +84,17 @@ def clip_time_text(t, timing: dict | None = None) -> str:
     return text
 
 
+def ground_text(ball: dict, timing: dict | None = None) -> str:
+    """Where a ball (a :class:`~tracker.scenarios.ball_scenario.BallOutcome` dict) is at the end of
+    the run: ``on the ground``, ``bouncing on the ground`` (it landed and is between bounces) or
+    ``in the air``, with the clip time it first landed (``ground_time``) when it did."""
+    landed = ball.get("ground_time")
+    since = "" if landed is None else f", landed at clip time {clip_time_text(landed, timing)}"
+    if ball.get("on_ground"):
+        return "on the ground" + since
+    return "in the air" if landed is None else "bouncing on the ground" + since
+
+
 def ball_table(cfg, balls: list, timing: dict | None = None) -> list[str]:
     """One markdown table row per ball: aim, timing, links, exit velocity, outcome.
 
@@ -72,7 +112,7 @@ def ball_table(cfg, balls: list, timing: dict | None = None) -> list[str]:
         contact = "none" if first is None else f"{b.get('first_contact_link')} at {clip_time_text(first, timing)}"
         links = ", ".join(b.get("links") or []) or "—"
         fate = b.get("outcome") or ("caught" if b.get("caught") else "")
-        end = "on the ground" if b.get("on_ground") else "in the air"
+        end = ground_text(b, timing)
         if b.get("caught"):
             end = f"held {b.get('held_time', 0.0):.2f} s"
         out.append(f"| {i}: {preset} | {b.get('target_link', '—')} | {clip_time_text(b.get('planned_impact_time'), timing)} "
@@ -112,7 +152,7 @@ def report_markdown(cfg, metrics: dict, files: dict[str, str]) -> str:
         f"| controller | {cfg.controller.name}, target velocity {cfg.controller.target_velocity} |",
         f"| gains | {gains}, kd {g.kd_mode} |",
         f"| root | {cfg.root.mode} |",
-        f"| time step | {cfg.sim.dt:.6g} s ({1 / cfg.sim.dt:.4g} Hz) |",
+        f"| time step | {_num(cfg.sim.dt, 's')} ({_num(1 / cfg.sim.dt, 'Hz')}) |",
         f"| simulated | {_num(metrics.get('sim_time_s'), 's')} ({metrics.get('steps', 0)} steps"
         f"{'' if dur is None else f' of {round(dur / cfg.sim.dt)}'}) |",
         f"| balls | {len(cfg.balls)}{'' if not cfg.balls else ': ' + ', '.join(f'{b.preset} at {b.target_link} {b.speed:g} m/s, {ball_time(i, b)}' for i, b in enumerate(cfg.balls))} |",
@@ -120,12 +160,12 @@ def report_markdown(cfg, metrics: dict, files: dict[str, str]) -> str:
         "",
         "## Tracking", "",
         "| metric | value |", "|---|---:|",
-        f"| mean joint error | {_num(metrics.get('joint_error_mean_rad'), 'rad')} |",
-        f"| max joint error | {_num(metrics.get('joint_error_max_rad'), 'rad')} |",
-        f"| mean root error | {_num(metrics.get('root_error_mean_m'), 'cm', 100)} |",
-        f"| mean end-effector error | {_num(metrics.get('ee_error_mean_m'), 'cm', 100)} |",
+        f"| mean joint error | {_angle(metrics.get('joint_error_mean_rad'))} |",
+        f"| max joint error | {_angle(metrics.get('joint_error_max_rad'))} |",
+        f"| mean root error | {_length(metrics.get('root_error_mean_m'))} |",
+        f"| mean end-effector error | {_length(metrics.get('ee_error_mean_m'))} |",
         f"| feet below the ground (deepest / 95th percentile) | "
-        f"{_num(metrics.get('foot_penetration_max_m'), 'cm', 100)} / {_num(metrics.get('foot_penetration_p95_m'), 'cm', 100)} |",
+        f"{_length(metrics.get('foot_penetration_max_m'))} / {_length(metrics.get('foot_penetration_p95_m'))} |",
         f"| torque saturation | {_num(metrics.get('torque_saturation'), '%', 100)} |",
         f"| mean effort | {_num(metrics.get('effort_mean_nm'), 'N·m')} |",
         f"| diverged / fell | {_num(metrics.get('diverged'))} / {_num(metrics.get('fell'))} |",
@@ -137,9 +177,9 @@ def report_markdown(cfg, metrics: dict, files: dict[str, str]) -> str:
             "## Impact response (against the same run without balls)", "",
             "| metric | value |", "|---|---:|",
             f"| contact events | {imp.get('impacts', 0)} (first at clip time {clip_time_text(imp.get('first_impact_s'), timing)}) |",
-            f"| peak deviation | {_num(imp.get('peak_deviation_rad'), 'rad')} at clip time {clip_time_text(imp.get('peak_time_s'), timing)} |",
-            f"| peak root deviation | {_num(imp.get('peak_root_deviation_m'), 'cm', 100)} |",
-            f"| time to recover (< {imp.get('recover_threshold_rad')} rad for {imp.get('recover_hold_s')} s) | "
+            f"| peak deviation | {_angle(imp.get('peak_deviation_rad'))} at clip time {clip_time_text(imp.get('peak_time_s'), timing)} |",
+            f"| peak root deviation | {_length(imp.get('peak_root_deviation_m'))} |",
+            f"| time to recover (< {_angle(imp.get('recover_threshold_rad'))} for {_num(imp.get('recover_hold_s'), 's')}) | "
             f"{_num(imp.get('time_to_recover_s'), 's') if imp.get('recovered') else 'not recovered'} |",
             "",
         ]

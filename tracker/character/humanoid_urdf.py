@@ -1,7 +1,7 @@
 """The humanoid's URDF generator: an anthropometric 1.75 m / 70 kg humanoid, or one fitted to a subject.
 
 ``scripts/build_humanoid.py`` writes ``data/humanoid/humanoid.urdf`` with it;
-:mod:`tracker.character.fit` builds a humanoid with a source skeleton's segment
+:mod:`tracker.retarget.fit` builds a humanoid with a source skeleton's segment
 lengths (:class:`Segments`) and a given mass from the same code.
 
 Anthropometry

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         sim.close()
     m, files = write_results(out, rec, track, opts, kf.model)
     if rec.status == "interrupted":
-        from tracker.experiments.results import write_json_atomic
+        from tracker.atomic import write_json_atomic
 
         m.update(interrupted=True, status="interrupted", message=rec.message)
         write_json_atomic(out / "metrics.json", m)
@@ -125,11 +125,11 @@ def play(args: argparse.Namespace) -> int:
     """``tracker play FILE.yaml`` for a keyframe file: the two-servo run live, the spline as the ghost."""
     from pathlib import Path
 
-    from tracker.commands.play import presses_by_frame
+    from tracker.commands._window import presses_by_frame
     from tracker.errors import ConfigError
     from tracker.keyframes.file import load_keyframes
     from tracker.keyframes.run import KeyframeOptions, build_simulation
-    from tracker.sim.quiet import quiet_stdio
+    from tracker.quiet import quiet_stdio
     from tracker.viewer.keyframes import KeyframeSession
     from tracker.viewer.playback import LivePlayer
     from tracker.viewer.stage import framing

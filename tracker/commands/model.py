@@ -98,7 +98,7 @@ def run_fit(args: argparse.Namespace) -> int:
     """``tracker model fit CLIP.bvh [--mass KG] [-o DIR]``."""
     import time
 
-    from tracker.character.fit import DEFAULT_MASS_KG, fit_model
+    from tracker.retarget.fit import DEFAULT_MASS_KG, fit_model
     from tracker.errors import ModelError
 
     if args.clip is None:
@@ -112,7 +112,10 @@ def run_fit(args: argparse.Namespace) -> int:
         print()
         return 0
     print(f"{'reused the cached' if cached else 'fitted'} humanoid for {args.clip} in {took:.2f} s: {path}")
-    print(f"  use it with --model {path} (or --model fit, which finds it in the cache)")
+    if args.out is None:  # the latest fit of the skeleton is what --model fit takes
+        print(f"  use it with --model {path} (or --model fit, which finds it in the cache)")
+    else:
+        print(f"  use it with --model {path} (--model fit looks in the cache, not in {args.out})")
     return 0
 
 

@@ -127,6 +127,7 @@ def config_of(args: argparse.Namespace):
 
     from tracker.errors import ConfigError
     from tracker.experiments.config import config_from_data, load_config
+    from tracker.sampling.optimize import clip_config
 
     source = Path(args.source)
     if not source.is_file():
@@ -135,30 +136,6 @@ def config_of(args: argparse.Namespace):
     if source.suffix.lower() in (".yaml", ".yml") and not _is_clip_yaml(source):
         return load_config(source, sets)
     return config_from_data(clip_config(source), source.with_suffix(".yaml"), sets, origin="option")
-
-
-#: What a bare clip is optimised with (``docs/samcon.md``, "Settings"): a free root; SPD whose prediction holds
-#: the planted feet (the balance feedback's stance constraints with zero feedback gains: without them SPD
-#: predicts a free-falling body and its stance knees give way, the walk replaying 10-17 cm crouched) and
-#: that feeds forward the torques holding the weight on them (``gravity``: no sag); three times the model's
-#: gains (torque limits kept); 1/120 s control steps, each four physics steps (1/480 s): with one, the box heel of
-#: this stiff servo sinks 5-10 cm into the ground on one contact point at heel strikes, and searches found tracks
-#: that walked with their feet in the floor (the Bandai walk's first step: 8 cm at 1/120 s, 2 cm at 1/240 s, under
-#: 2 mm at 1/480 s; ``foot_penetration_*`` in metrics.json).
-CLIP_SETTINGS = {
-    "root": {"mode": "free"},
-    "controller": {"gains": {"scale": 3.0}, "balance": {"enabled": True, "kp": 0.0, "kd": 0.0, "gravity": True}},
-    "sim": {"dt": 1.0 / 120.0, "substeps": 4},
-}
-
-
-def clip_config(source) -> dict:
-    """The raw config ``tracker optimize CLIP`` optimises (:data:`CLIP_SETTINGS`; ``--set``/``--dt`` override it)."""
-    import copy
-
-    raw = {"name": source.stem, "clip": {"path": str(source.resolve())}}
-    raw.update(copy.deepcopy(CLIP_SETTINGS))
-    return raw
 
 
 def _is_clip_yaml(path) -> bool:
@@ -206,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     if args.method != "samcon" and args.init is not None:
         raise ConfigError(f"--init {args.init}: only --method samcon starts from an offset track")
     if args.init is not None:
-        from tracker.sampling.offsets import load_offsets
+        from tracker.sim.offsets import load_offsets
 
         made_for = load_offsets(args.init).clip
         if made_for and Path(made_for).name != Path(cfg.clip.path).name:

@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(folder: Path, result: dict, out, force: bool = False) -> None:
-    from tracker.experiments.results import write_json_atomic
+    from tracker.atomic import write_json_atomic
     from tracker.outdir import prepare_out
 
     prepare_out(folder, force, "--overwrite")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tracker.commands.play import add_window_options, check_window_options, presses_by_frame
+from tracker.commands._window import add_window_options, check_window_options, presses_by_frame
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tracker.sim.quiet import quiet_stdio
+    from tracker.quiet import quiet_stdio
     from tracker.sim.recording import Recording
     from tracker.viewer.replay import ReplayPlayer, ReplaySession, ball_looks, find_recording
 

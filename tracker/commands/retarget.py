@@ -98,7 +98,7 @@ def _write_map(args: argparse.Namespace, motion) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tracker.character.fit import resolve_model
+    from tracker.retarget.fit import resolve_model
     from tracker.retarget import load_clip_reference
 
     from tracker.errors import RetargetError, TrackerError

@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             if args.controller != "vt":
                 raise ConfigError(f"--{flag} is an option of controller vt, not {args.controller}")
             options.append((flag, value))
-    from tracker.character.fit import resolve_model
+    from tracker.retarget.fit import resolve_model
     from tracker.outdir import check_out, check_path
 
     check_path(args.clip, "the clip")
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     if interrupted:
         metrics.update(interrupted=True, status="interrupted")
     if args.out:
-        from tracker.experiments.results import write_json_atomic
+        from tracker.atomic import write_json_atomic
 
         out = Path(args.out)
         rec.save(out / "recording.npz")

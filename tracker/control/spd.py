@@ -142,7 +142,7 @@ class SPDController:
         self._diag = np.arange(layout.nv) * (layout.nv + 1)  # flat indices of the diagonal
         #: DOF indices whose torque sat at its limit in the last :meth:`torques` call.
         self.saturated: np.ndarray = _NONE
-        #: The constraint rows (:class:`tracker.control.balance.Contacts`) the last call's prediction held
+        #: The constraint rows (:class:`tracker.control.contact_solve.Contacts`) the last call's prediction held
         #: (None: none, or no constraints given).
         self.held = None
         #: ``(nv,)`` the acceleration the last call predicted for the torques it returned (None before a call).
@@ -155,10 +155,10 @@ class SPDController:
         ``extra`` ``(nv,)`` is a generalized force added to the servo's (e.g. balance feedback,
         :mod:`tracker.control.balance`): it enters the right-hand side of the implicit solve, so the
         predicted acceleration, and with it the damping and stiffness terms, account for it.
-        ``constraints`` (:class:`tracker.control.balance.Contacts`): contact rows the prediction holds,
+        ``constraints`` (:class:`tracker.control.contact_solve.Contacts`): contact rows the prediction holds,
         unilaterally (the stance feet's at zero acceleration: planted feet; other links' touching the
         ground at the velocity level: :func:`tracker.control.balance.contact_rows`), solved exactly by
-        :func:`tracker.control.balance.solve_constrained`; without them a free root's prediction
+        :func:`tracker.control.contact_solve.solve_constrained`; without them a free root's prediction
         is a body in free fall, whose light shins would seem to meet any knee target at once.
 
         Raises:
@@ -185,7 +185,7 @@ class SPDController:
         tau = f - implicit * acc
         self.saturated = _NONE
         if constraints is not None:
-            from tracker.control.balance import held_contacts
+            from tracker.control.contact_solve import held_contacts
 
             self.held = held_contacts(constraints, held)
         if gains.limited:
@@ -205,7 +205,7 @@ class SPDController:
     def _solve(self, mass: np.ndarray, implicit: np.ndarray, rhs: np.ndarray,
                constraints=None) -> tuple[np.ndarray, np.ndarray | None]:
         """``(a, held)``: ``a`` from ``(M + diag(implicit)) a = rhs`` by Cholesky, with ``constraints``
-        held if any (:class:`tracker.control.balance.Contacts`); ``held`` ``(k,)`` bool the rows the
+        held if any (:class:`tracker.control.contact_solve.Contacts`); ``held`` ``(k,)`` bool the rows the
         active set kept (None without constraints)."""
         a_mat = np.array(mass, dtype=float)  # a private copy (LAPACK overwrites it)
         a_mat.flat[self._diag] += implicit
@@ -215,7 +215,7 @@ class SPDController:
         if constraints is None:
             _, acc, info = _posv(a_mat, np.array(rhs, dtype=float), lower=0, overwrite_a=1, overwrite_b=1)
         else:  # planted feet (balance): the prediction holds the stance feet's contacts
-            from tracker.control.balance import solve_constrained
+            from tracker.control.contact_solve import solve_constrained
 
             acc, info, held = solve_constrained(a_mat, np.array(rhs, dtype=float), constraints, held=True)
         if info != 0:
@@ -242,7 +242,7 @@ class SPDController:
             return tau
         if constraints is None:
             return self._limit_fixed(tau, f, implicit, mass, bias, tau_max, None)
-        from tracker.control.balance import held_contacts, solve_constrained
+        from tracker.control.contact_solve import held_contacts, solve_constrained
 
         rows = held_contacts(constraints, held)
         n = len(tau)

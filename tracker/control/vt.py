@@ -22,7 +22,9 @@ out (contacts, balls, the desk), ``g = M (v' − v)/h + c − f_id``; ``f0`` is
 then the id solve with ``c − g`` in place of ``c``, so the feed-forward also
 pushes through the contacts the peek met. The engine state is then restored
 (bit-identical: ``tests/control/test_vt.py``). In free space ``g`` is zero to
-rounding and ``peek`` equals ``id``. The paper enforces ``w0`` with velocity
+rounding and ``peek`` equals ``id``. The engine side of the peek is a :class:`Peek`
+handed in by whoever owns the engine (the simulation gives a
+:class:`tracker.sim.peek.EnginePeek`), so this module stays pure numpy. The paper enforces ``w0`` with velocity
 constraints inside the LCP instead; PyBullet's spherical-joint velocity
 motors do not enforce their target (1.5 rad/s off after one step on our
 humanoid, welded and without gravity), so the correction is measured rather
@@ -36,7 +38,7 @@ part is zero and the motion is independent of ``K`` and ``D``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -54,6 +56,19 @@ GATE_HOLD = 4
 #: Which reference velocity at ``t_{n+1}`` is ``w0``.
 W0Mode = Literal["step", "sample"]
 W0_MODES: tuple[str, ...] = ("step", "sample")
+
+
+class Peek(Protocol):
+    """One engine step taken and undone, as ``f0 = "peek"`` needs it (:class:`tracker.sim.peek.EnginePeek`)."""
+
+    #: a rewind lent by the simulation loop while it owns the world (None: save and restore every peek).
+    rewind: Any
+
+    def velocity_after_step(self, tau: np.ndarray) -> np.ndarray:
+        """The body's ``v`` ``(nv,)`` after one control step under ``tau``; the world is then restored."""
+
+    def may_act(self, dt: float) -> bool:
+        """Whether anything can push the body during the next step (conservative)."""
 
 
 class _OneStepCache:
@@ -105,15 +120,15 @@ class VTController:
             (:meth:`_engine_may_act`; the skipped peek's force would be zero to rounding). Once
             it says a peek is needed, the next ``GATE_HOLD`` steps peek without asking. Off with
             ``substeps > 1`` (then a peek is not zero in free air: it corrects id over the substeps).
-        character: for ``peek``: the simulated body, with ``client_id``,
-            ``apply_torques(tau)`` and ``get_state()`` (a :class:`Character`).
+        engine: for ``peek``: the engine's :class:`Peek` at the simulated body (the simulation
+            hands a :class:`tracker.sim.peek.EnginePeek`, whose ``substeps`` are the control step's).
         root: the simulation's root mode; ``peek`` refuses ``kinematic`` (the base is
             re-set to the reference every step, so a peeked step says nothing about it).
         substeps: physics steps per control step: SPD's prediction spans them, and ``peek``
             takes all of them (the control step the real one will be), not one physics step.
 
     Raises:
-        ConfigError: unknown ``f0`` mode; ``peek`` without a character or with a kinematic root.
+        ConfigError: unknown ``f0`` mode; ``peek`` without an engine or with a kinematic root.
     """
 
     name = "vt"
@@ -129,7 +144,7 @@ class VTController:
         f0: F0Mode = "id",
         w0: W0Mode = "step",
         gate: bool = True,
-        character=None,
+        engine: Peek | None = None,
         root: str | None = None,
         substeps: int = 1,
     ) -> None:
@@ -141,12 +156,11 @@ class VTController:
             if root == "kinematic":
                 raise ConfigError("controller vt: f0 'peek' needs a simulated root (root anchored or free), "
                                   "not 'kinematic'")
-            if character is None or not hasattr(character, "client_id"):
+            if engine is None:
                 raise ConfigError("controller vt: f0 'peek' needs the simulated character (a PyBullet body)")
         self.layout = layout
         self.f0_mode = f0
         self.w0_mode = w0
-        self.character = character
         self._cache = _OneStepCache(dynamics)
         self.spd = SPDController(layout, self._cache, target_velocity=target_velocity,
                                  prediction=prediction, passive=passive, substeps=substeps)
@@ -163,11 +177,7 @@ class VTController:
         #: steps peeked and steps skipped by the gate.
         self.peeks = self.skips = 0
         self._gate_hold = 0  # steps to peek without asking the gate
-        self._engine = None
-        if f0 == "peek":
-            from tracker.sim.peek import EnginePeek  # the engine side lives with the simulator
-
-            self._engine = EnginePeek(character, substeps)
+        self._engine = engine if f0 == "peek" else None
         self._zero_v = np.zeros(layout.nv)
 
     def feedforward(self, q: np.ndarray, v: np.ndarray, w0: np.ndarray, dt: float,
@@ -247,7 +257,7 @@ class VTController:
         return False
 
     def _engine_may_act(self, dt: float) -> bool:
-        """Whether the engine can push the character during the next step (:meth:`EnginePeek.may_act`)."""
+        """Whether the engine can push the character during the next step (:meth:`Peek.may_act`)."""
         return self._engine.may_act(dt)
 
     def torques(self, state: State, target: Target, gains: Gains, dt: float) -> np.ndarray:

@@ -18,6 +18,7 @@ lists them all with defaults and units)::
     schedule: {enabled, k_r, k_r_ratio, t_e, t_f, scope, blend, min_separation}
     sim: {dt, substeps, duration, solver_iterations, max_speed}
     balls: [{preset, target_link, impact_time, speed, direction, offset, flight_time, mass}]
+    launch: {height}
     impact: {recover_threshold_rad, hold_s}
     outputs: {plots, video, video_fps, video_size, recording}
 
@@ -31,16 +32,15 @@ given twice refused). Numbers have physical ranges, shown by ``--keys``.
 Times (``clip.start``, ``clip.end``, ``balls[i].impact_time``) are clip time
 (seconds from the first frame retargeting keeps) when given as numbers, and the
 clip file's own time when given as ``{file: S}`` or ``{file_frame: N}``
-(``file:S``, ``file_frame:N`` in ``--set``); :func:`resolve_times` converts
-them with the retargeter's map (:mod:`tracker.retarget.timing`) on load.
-``--set KEY=VALUE`` overrides (:func:`apply_overrides`; ``balls.0.speed`` or
+(``file:S``, ``file_frame:N`` in ``--set``); :func:`~tracker.experiments.resolve.resolve_times`
+converts them with the retargeter's map (:mod:`tracker.retarget.timing`) on load.
+``--set KEY=VALUE`` overrides (:mod:`tracker.experiments.overrides`; ``balls.0.speed`` or
 ``balls[0].speed``, values in YAML, ``1e30`` a number) go through the same checks.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,9 +48,11 @@ from typing import Any, Literal
 
 import yaml
 
-from tracker.errors import ConfigError, ModelError, TrackerError
-from tracker.experiments.schema import (REQUIRED, Context, FileTime, describe, expand_user, is_file, parse, setting,
-                                        show, to_plain)
+from tracker.errors import ConfigError
+from tracker.experiments.overrides import apply_overrides
+from tracker.experiments.resolve import check_names, check_relations, resolve_substeps, resolve_times
+from tracker.experiments.schema import REQUIRED, Context, describe, parse, setting, show, to_plain
+from tracker.yamlsafe import read_yaml_file
 
 ControllerName = Literal["spd", "pd", "native", "keyframe_spd", "keyframe_pd", "analytic_pd", "timed_pd", "vt"]
 RootModeName = Literal["anchored", "kinematic", "free"]
@@ -165,7 +167,7 @@ class ControllerConfig:
     vt: VTConfig = setting(VTConfig(), "virtual-trajectory options (controller vt only)")
     balance: BalanceConfig = setting(BalanceConfig(), "CoM balance feedback (free root)")
     offsets: str | None = setting(None, "offset-track file (.npz, tracker optimize): the servo aims at the "
-                                  "clip ⊕ these PD-target offsets (tracker.sampling.offsets)", path=True)
+                                  "clip ⊕ these PD-target offsets (tracker.sim.offsets)", path=True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -233,6 +235,14 @@ class BallConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class LaunchConfig:
+    """How the balls are thrown."""
+
+    height: float = setting(1.5, "height of a ball's centre at launch when its direction is null (thrown from "
+                            "the character's front, arriving at whatever angle that takes)", unit="m", gt=0, le=20)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ImpactConfig:
     """How impact response is measured against the ball-free baseline run."""
 
@@ -268,6 +278,7 @@ class ExperimentConfig:
     schedule: ScheduleConfig = setting(ScheduleConfig(), "gain schedule")
     sim: SimConfig = setting(SimConfig(), "time stepping")
     balls: list[BallConfig] = setting([], "balls launched at the character")
+    launch: LaunchConfig = setting(LaunchConfig(), "how the balls are thrown")
     impact: ImpactConfig = setting(ImpactConfig(), "impact response measurement")
     outputs: OutputsConfig = setting(OutputsConfig(), "result files")
     #: The file it was read from (for messages; not a key of the file).
@@ -316,111 +327,6 @@ def keys_table() -> str:
 MAX_CONFIG_BYTES = 1 << 20
 
 
-def read_yaml(path: str | Path, what: str = "config", max_bytes: int = MAX_CONFIG_BYTES) -> Any:
-    """Parse a YAML file safely (:func:`tracker.yamlsafe.read_yaml_file`): size, depth and alias
-    expansion bounded, duplicate keys refused; problems become a one-line :class:`ConfigError`."""
-    from tracker.yamlsafe import read_yaml_file
-
-    return read_yaml_file(path, what, error=ConfigError, max_bytes=max_bytes)
-
-
-_INDEX = re.compile(r"\[\s*([0-9]+)\s*\]")
-
-
-def parse_override(expr: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` with a dotted key path and a YAML value (``sim.dt=1/30``, ``balls.0.speed=8``).
-
-    List items may also be addressed as ``balls[0].speed``; the value is read like a config value
-    (so ``1e30`` is a number, duplicate keys are refused).
-    """
-    from tracker.yamlsafe import load_yaml_text, show_scalar
-
-    key, sep, text = expr.partition("=")
-    key = _INDEX.sub(r".\1", key.strip())
-    shown = show_scalar(expr, 80)
-    if not sep or not key or any(not part.strip() for part in key.split(".")):
-        raise ConfigError(f"--set {shown}: expected KEY=VALUE with a dotted key like sim.dt=1/30")
-    key = ".".join(part.strip() for part in key.split("."))
-    if len(key) > 200:
-        raise ConfigError(f"--set {shown}: the key is longer than 200 characters")
-    if len(text) > 10_000:
-        raise ConfigError(f"--set {shown}: the value is longer than 10,000 characters")
-    value = load_yaml_text(text, f"--set {shown}", error=ConfigError, lines=False) if text.strip() else None
-    return key, value
-
-
-def apply_overrides(raw: Any, overrides: Sequence[str | tuple[str, Any]], source: str | Path,
-                    origin: str = "--set") -> tuple[dict, dict[str, str]]:
-    """A copy of the raw config mapping with every override applied.
-
-    Args:
-        raw: the parsed YAML mapping (not modified).
-        overrides: ``"KEY=VALUE"`` strings (value parsed as YAML) or ``(key, value)`` pairs;
-            keys are dotted paths, list items addressed by index (``balls.0.speed``).
-        source: the config file, for messages.
-        origin: how messages name where an override came from (``--set``, a sweep file...).
-
-    Missing mappings along a path are created (the schema then rejects unknown keys with
-    their full path).
-
-    Returns:
-        ``(raw, {key path: "origin KEY=VALUE"})``.
-    """
-    import copy
-
-    data = copy.deepcopy(raw) if raw is not None else {}
-    if not isinstance(data, dict):
-        return data, {}
-    done: dict[str, str] = {}
-    for item in overrides:
-        if isinstance(item, str):
-            key, value = parse_override(item)
-            expr = item
-        else:
-            key, value = item
-            expr = f"{key}={yaml.safe_dump(value, default_flow_style=True, width=1000).strip().removesuffix('...').strip()}"
-        expr = expr.replace("\r", "\\r").replace("\n", "\\n")  # messages are one line
-        if len(expr) > 100:
-            expr = expr[:97] + "..."
-        label = f"{origin} {expr}"
-        key = _INDEX.sub(r".\1", str(key))
-        if any(c.isspace() or not c.isprintable() for c in key):
-            raise ConfigError(f"{source}: {show(key)}: a key path has no spaces or control characters "
-                              f"[from {label}]")
-        parts = key.split(".")
-        node: Any = data
-        for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            here = ".".join(parts[: i + 1])
-            if isinstance(node, list):
-                if not part.isdigit():
-                    raise ConfigError(f"{source}: {here}: {'.'.join(parts[:i])} is a list; address an item by "
-                                      f"index like {'.'.join(parts[:i])}.0 [from {label}]")
-                idx = int(part)
-                if idx >= len(node):
-                    raise ConfigError(f"{source}: {here}: index {idx} is out of range (the list has {len(node)} "
-                                      f"item{'s' if len(node) != 1 else ''}) [from {label}]")
-                if last:
-                    node[idx] = value
-                else:
-                    node = node[idx]
-            elif isinstance(node, dict):
-                if last:
-                    node[part] = value
-                else:
-                    if node.get(part) is None:
-                        if parts[i + 1].isdigit():
-                            raise ConfigError(f"{source}: {'.'.join(parts[:i + 2])}: index {parts[i + 1]} is out of "
-                                              f"range ({here} has no items) [from {label}]")
-                        node[part] = {}
-                    node = node[part]
-            else:
-                raise ConfigError(f"{source}: {here}: {'.'.join(parts[:i])} is {show(node)}, not a mapping or list "
-                                  f"[from {label}]")
-        done[key] = label
-    return data, done
-
-
 def load_config(path: str | Path, overrides: Sequence[str | tuple[str, Any]] = ()) -> ExperimentConfig:
     """Read, override, validate and resolve one experiment config.
 
@@ -428,7 +334,7 @@ def load_config(path: str | Path, overrides: Sequence[str | tuple[str, Any]] = (
         ConfigError: one line naming the file, the key path, the given value and what is allowed.
     """
     path = Path(path)
-    raw = read_yaml(path)
+    raw = read_yaml_file(path, "config", error=ConfigError, max_bytes=MAX_CONFIG_BYTES)
     return config_from_data(raw, path, overrides)
 
 
@@ -448,223 +354,8 @@ def config_from_data(raw: Any, source: str | Path, overrides: Sequence[str | tup
         stem = "".join(c if (c.isascii() and (c.isalnum() or c in "._-")) else "_" for c in source.stem)
         cfg = cfg.replace(name=stem or "run")
     cfg = resolve_times(cfg, ctx)
-    _check_relations(cfg, ctx)
-    return resolve_substeps(_check_names(cfg, ctx), ctx)
-
-
-#: The choices of :func:`resolve_substeps` already said in this process (each is said once).
-_SAID: set[tuple[str, str]] = set()
-
-
-def resolve_substeps(cfg: ExperimentConfig, ctx: Context) -> ExperimentConfig:
-    """Give ``sim.substeps`` its value when the config leaves it out: 1 without balls; with balls, as
-    many as their impacts need (:mod:`tracker.scenarios.substeps`: a ball and the links near it close
-    in by at most a quarter of its radius per physics step), said once on stderr
-    (``substeps: N (chosen: ...)``) and in the saved config's header. A config that gives it is
-    kept as it is (a run too coarse for its balls is warned about when it starts:
-    :meth:`tracker.scenarios.ball_scenario.BallScenario.reset`).
-
-    Choosing reads the clip (retargeted once per process, as :func:`tracker.experiments.runner.build` does).
-    """
-    if cfg.sim.substeps is not None:
-        return cfg
-    if not cfg.balls:
-        return cfg.replace(sim=dataclasses.replace(cfg.sim, substeps=1))
-    import os
-    import sys
-
-    from tracker.character.model import load_model
-    from tracker.experiments.runner import _reference, launches_of
-    from tracker.scenarios.substeps import choose_substeps, impact_speeds
-
-    clip = cfg.clip
-    ref = _reference(cfg.model, clip.path, os.path.getmtime(clip.path), clip.joint_map, clip.ik, clip.fps,
-                     clip.keep_first_frame)
-    model, speeds = load_model(cfg.model), []
-    for i, launch in enumerate(launches_of(cfg)):
-        try:
-            speeds += [dataclasses.replace(sp, ball=i) for sp in impact_speeds([launch], ref, model, cfg.sim.dt,
-                                                                                 clip.start)]
-        except TrackerError as exc:
-            raise ctx.error(f"balls.{i}", str(exc)) from None
-    n, why = choose_substeps(speeds, cfg.sim.dt)
-    out = cfg.replace(sim=dataclasses.replace(cfg.sim, substeps=n))
-    object.__setattr__(out, "substeps_chosen", why)
-    said = (str(ctx.source), f"{n}: {why}")
-    if said not in _SAID:
-        _SAID.add(said)
-        print(f"substeps: {n} (chosen: {why})", file=sys.stderr)
-    return out
-
-
-def time_keys(cfg: ExperimentConfig) -> list[tuple[str, Any]]:
-    """``(key path, value)`` of every point in time of the config (the ``time=True`` fields)."""
-    out: list[tuple[str, Any]] = [("clip.start", cfg.clip.start), ("clip.end", cfg.clip.end)]
-    out += [(f"balls.{i}.impact_time", b.impact_time) for i, b in enumerate(cfg.balls)]
-    return out
-
-
-def resolve_times(cfg: ExperimentConfig, ctx: Context) -> ExperimentConfig:
-    """Turn the times given in file time (:class:`FileTime`) into clip time.
-
-    The map is the retargeter's own (:func:`tracker.retarget.timing.clip_timing`: the file's
-    frame rate and the added T-pose it drops, unless ``clip.keep_first_frame``); resampling
-    (``clip.fps``) and the time step do not change it. ``cfg.file_times`` records each one.
-
-    Raises:
-        ConfigError: naming the key, for a time inside the dropped frames or after the clip's
-            last frame, or a clip file without frames of its own.
-    """
-    given = [(k, v) for k, v in time_keys(cfg) if isinstance(v, FileTime)]
-    if not given:
-        return cfg
-    from tracker.errors import RetargetError
-    from tracker.retarget.timing import clip_timing
-
-    try:
-        timing = clip_timing(cfg.clip.path, drop_tpose=not cfg.clip.keep_first_frame)
-    except RetargetError as exc:
-        raise ctx.error(given[0][0], f"{given[0][1].text()}: {exc}") from None
-    name = Path(cfg.clip.path).name
-    resolved: dict[str, float] = {}
-    records: dict[str, dict] = {}
-    for key, spec in given:
-        try:
-            clip_t = timing.resolve(spec.base, spec.value, name,
-                                    "" if cfg.clip.keep_first_frame else "clip.keep_first_frame: true")
-        except ValueError as exc:
-            raise ctx.error(key, str(exc)) from None
-        resolved[key] = clip_t
-        file_t = timing.file_time_of_clip_time(clip_t)
-        records[key] = {"given": spec.text(), "clip_time_s": clip_t, "file_time_s": file_t,
-                        "file_frame": file_t * timing.file_fps, "timing": timing.to_dict()}
-        ctx.notes[key] = f"given as {spec.text()}, clip time {clip_t:.6g} s"
-    clip = cfg.clip
-    if "clip.start" in resolved or "clip.end" in resolved:
-        clip = dataclasses.replace(clip, start=resolved.get("clip.start", clip.start),
-                                   end=resolved.get("clip.end", clip.end))
-    balls = [dataclasses.replace(b, impact_time=resolved[f"balls.{i}.impact_time"])
-             if f"balls.{i}.impact_time" in resolved else b for i, b in enumerate(cfg.balls)]
-    out = cfg.replace(clip=clip, balls=balls)
-    object.__setattr__(out, "file_times", records)
-    return out
-
-
-def _check_relations(cfg: ExperimentConfig, ctx: Context) -> None:
-    clip, g = cfg.clip, cfg.controller.gains
-    if clip.end is not None and clip.end <= clip.start:
-        raise ctx.error("clip.end", f"must be after clip.start ({clip.start:g} s), got {clip.end:g}")
-    sch = cfg.schedule
-    if sch.k_r is not None and g.k_t is None:
-        raise ctx.error("schedule.k_r", "needs controller.gains.k_t (k_r is in its units); with the model's "
-                        "group gains give schedule.k_r_ratio instead")
-    if sch.k_r is not None and g.k_t is not None and sch.k_r > g.k_t:
-        raise ctx.error("schedule.k_r", f"must be <= controller.gains.k_t ({g.k_t:g}), got {sch.k_r:g}")
-    if sch.enabled and g.k_t == 0:
-        raise ctx.error("controller.gains.k_t", "must be > 0 with the gain schedule enabled, got 0")
-    if sch.min_separation <= cfg.sim.dt:
-        raise ctx.error("schedule.min_separation", f"must be > sim.dt ({cfg.sim.dt:g} s), got {sch.min_separation:g}")
-    w, h = cfg.outputs.video_size
-    if w % 2 or h % 2:
-        raise ctx.error("outputs.video_size", f"width and height must be even (H.264), got [{w}, {h}]")
-    if cfg.controller.name == "native" and cfg.root.mode == "free":
-        raise ctx.error("root.mode", "'free' is not available with controller native (it drives the root "
-                        "kinematically)", ("anchored", "kinematic"))
-    if cfg.controller.name == "analytic_pd" and cfg.root.mode == "free" and not cfg.controller.analytic.partition:
-        raise ctx.error("root.mode", "'free' with controller analytic_pd needs the free-root partition "
-                        "(controller.analytic.partition: true; approximate under contact)", ("anchored", "kinematic"))
-    if cfg.controller.name == "vt" and cfg.controller.vt.f0 == "peek" and cfg.root.mode == "kinematic":
-        raise ctx.error("controller.vt.f0", "'peek' needs a simulated root (root.mode anchored or free), "
-                        "not 'kinematic'", ("id", "none"))
-    if cfg.schedule.enabled and cfg.controller.name == "native":
-        raise ctx.error("schedule.enabled", "the gain schedule needs controller spd or pd (native has fixed gains)")
-    if cfg.schedule.enabled and cfg.controller.name == "timed_pd":
-        raise ctx.error("schedule.enabled", "timed_pd computes its own gains from the time to the key, so the gain "
-                        "schedule has nothing to act on; set it false (controller.timed.tension is timed_pd's "
-                        "reaction to a hit)")
-    for i, b in enumerate(cfg.balls):
-        if b.direction is not None and sum(x * x for x in b.direction) < 1e-12:
-            raise ctx.error(f"balls.{i}.direction", f"must be a non-zero vector, got {list(b.direction)}")
-        if b.impact_time <= clip.start + cfg.sim.dt / 2:
-            raise ctx.error(f"balls.{i}.impact_time", f"must be after the run starts (clip.start = {clip.start:g} s), "
-                            f"got {b.impact_time:g}")
-        if cfg.duration is not None and b.impact_time > clip.start + cfg.duration + 1e-9:
-            raise ctx.error(f"balls.{i}.impact_time", f"is after the run ends (at {clip.start + cfg.duration:g} s: "
-                            f"clip.start + the duration), got {b.impact_time:g}")
-    if cfg.outputs.video and not cfg.outputs.recording:
-        pass  # the video is rendered from the in-memory recording; nothing to check
-
-
-def _check_names(cfg: ExperimentConfig, ctx: Context) -> ExperimentConfig:
-    """Names that need the model or a registry: model, joint map, gain groups, links, ball presets."""
-    from tracker.character.model import MODELS, load_model
-
-    model_spec = cfg.model
-    if model_spec == "fit":  # the humanoid fitted to the clip's skeleton (tracker.character.fit), cached
-        from tracker.character.fit import fit_model
-
-        clip = Path(cfg.clip.path).expanduser()
-        clip = clip if clip.is_absolute() else ctx.base_dir / clip
-        try:
-            model_spec = str(fit_model(clip)[0])
-        except TrackerError as exc:
-            raise ctx.error("model", f"fit: {exc}") from None
-        cfg = cfg.replace(model=model_spec)
-    if model_spec not in MODELS:
-        p = expand_user(model_spec)
-        p = p if p.is_absolute() else ctx.base_dir / p
-        if p.suffix not in (".yaml", ".yml") or not is_file(p):
-            raise ctx.error("model", f"{show(cfg.model)} is not a registered model or a model YAML file",
-                            tuple(MODELS) + ("<path to a model .yaml>",))
-        model_spec = str(p.resolve())
-        cfg = cfg.replace(model=model_spec)
-    try:
-        model = load_model(model_spec)
-    except ModelError as exc:
-        raise ctx.error("model", str(exc)) from None
-
-    jm = cfg.clip.joint_map
-    if jm is not None:
-        from tracker.retarget.joint_map import builtin_maps
-
-        maps = builtin_maps()
-        if jm not in maps:
-            p = expand_user(jm)
-            p = p if p.is_absolute() else ctx.base_dir / p
-            if p.suffix not in (".yaml", ".yml") or not is_file(p):
-                raise ctx.error("clip.joint_map", f"{show(jm)} is not a built-in joint map or a YAML file",
-                                tuple(maps) + ("<path to a joint map .yaml>",))
-            cfg = cfg.replace(clip=dataclasses.replace(cfg.clip, joint_map=str(p.resolve())))
-
-    groups = tuple(g.name for g in model.groups)
-    joints = model.actuated_joints
-    kd = cfg.controller.gains.kd
-    for name in kd if isinstance(kd, dict) else ():
-        if name not in groups and name not in joints:
-            raise ctx.error(f"controller.gains.kd.{name}", f"{show(name)} is not a joint group or joint of model "
-                            f"{model.name!r}", tuple(dict.fromkeys(groups + joints)))
-
-    presets = _ball_presets()
-    for i, b in enumerate(cfg.balls):
-        if presets is not None and b.preset not in presets:
-            raise ctx.error(f"balls.{i}.preset", f"{show(b.preset)} is not a ball preset", presets)
-        if b.target_link not in model.links:
-            raise ctx.error(f"balls.{i}.target_link", f"{show(b.target_link)} is not a link of model "
-                            f"{model.name!r}", model.links)
-    return cfg
-
-
-def _ball_presets() -> tuple[str, ...] | None:
-    """Registered ball preset names (None if the ball module cannot be imported)."""
-    import importlib
-
-    try:
-        balls = importlib.import_module("tracker.scenarios.balls")
-    except ModuleNotFoundError as exc:
-        if exc.name == "tracker.scenarios.balls":
-            return None
-        raise
-    return tuple(balls.ball_names())
+    check_relations(cfg, ctx)
+    return resolve_substeps(check_names(cfg, ctx), ctx)
 
 
 def config_to_data(cfg: ExperimentConfig) -> dict:

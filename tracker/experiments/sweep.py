@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import io
 import itertools
 import math
 import os
@@ -53,10 +52,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from tracker.atomic import write_json_atomic, write_text_atomic
 from tracker.errors import ConfigError, TrackerError
-from tracker.experiments.config import config_from_data, dump_config, read_yaml
-from tracker.experiments.results import write_json_atomic, write_text_atomic
+from tracker.experiments.config import config_from_data, dump_config
+from tracker.experiments.backends import parallel_map, require_ray
 from tracker.experiments.schema import REQUIRED, Context, convert, parse, setting, show
+from tracker.experiments.sweep_summary import read_metrics, write_summary, write_summary_plots
+from tracker.yamlsafe import read_yaml_file
 
 DEFAULT_METRICS = ("status", "diverged", "fell", "steps", "joint_error_mean_rad", "joint_error_max_rad",
                    "root_error_mean_m", "ee_error_mean_m", "torque_saturation")
@@ -70,8 +72,6 @@ MAX_KEY_BYTES = 200
 #: the other values are checked against their key's type and range alone, and :func:`check_runs`
 #: validates every run before any starts.
 FULL_CHECKS = 16
-#: The largest metrics.json read back, bytes (a run writes a few kB); a larger one counts as unreadable.
-MAX_METRICS_BYTES = 16 * 2 ** 20
 #: The longest path the system takes, bytes (Linux PATH_MAX, the terminating NUL included).
 PATH_MAX = 4096
 
@@ -153,7 +153,7 @@ def load_sweep(path: str | Path) -> Sweep:
         ConfigError: one line naming the file, the key path and the problem (for a run: which run).
     """
     path = Path(path)
-    raw = read_yaml(path, "sweep")
+    raw = read_yaml_file(path, "sweep")
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping with base, grid, zip... got {show(raw)}")
     ctx = Context(path)
@@ -182,7 +182,7 @@ def load_sweep(path: str | Path) -> Sweep:
     keys = tuple(cfg.grid) + tuple(cfg.zip)
     for i, spec in enumerate(cfg.plots):
         _check_plot(spec, keys, ctx, f"plots.{i}")
-    base_raw = read_yaml(cfg.base)
+    base_raw = read_yaml_file(cfg.base)
     if not isinstance(base_raw, dict):
         raise ConfigError(f"{cfg.base}: expected a mapping of sections (clip, controller, sim...), got {show(base_raw)}")
     base_raw.setdefault("name", cfg.name)
@@ -373,32 +373,6 @@ class SweepResult:
     seconds: float
 
 
-def read_metrics(folder: Path) -> tuple[dict | None, str | None]:
-    """A run's metrics: ``(metrics, None)`` if its metrics.json holds a non-empty mapping, else
-    ``(None, why)``: ``why`` is None without a metrics.json, else one phrase (empty, truncated,
-    binary, not a mapping, not a regular file...)."""
-    import json
-    import stat
-
-    path = folder / "metrics.json"
-    try:
-        info = path.stat()
-    except (OSError, ValueError):  # none, a dangling link, a name too long
-        return None, ("its metrics.json is a broken link" if os.path.islink(path) else None)
-    if not stat.S_ISREG(info.st_mode):  # a folder, a FIFO (whose read would block)...
-        return None, "its metrics.json is not a regular file"
-    if info.st_size > MAX_METRICS_BYTES:
-        return None, f"its metrics.json is over {MAX_METRICS_BYTES} bytes"
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError) as exc:  # ValueError: not JSON, not UTF-8
-        what = "empty" if info.st_size == 0 else f"unreadable ({type(exc).__name__})"
-        return None, f"its metrics.json is {what}"
-    if not isinstance(data, dict) or not data:
-        return None, f"its metrics.json holds {show(data, 24)}, not a mapping of metrics"
-    return data, None
-
-
 def is_finished(folder: Path) -> bool:
     """A run is finished when its metrics.json (written last, atomically) holds a mapping of metrics;
     an empty, truncated, binary or non-mapping one (a full disk, a copy cut short) does not count."""
@@ -421,7 +395,7 @@ def run_sweep(sweep: Sweep, out: str | Path | None = None, workers: int = 1, bac
     if workers < 1:
         raise ConfigError(f"--workers must be >= 1, got {workers}")
     if backend == "ray":
-        _require_ray()
+        require_ray()
     log = log or (lambda _text: None)
     t0 = time.perf_counter()
     folder = Path(out) if out is not None else Path("results") / "sweeps" / sweep.config.name
@@ -465,12 +439,7 @@ def run_sweep(sweep: Sweep, out: str | Path | None = None, workers: int = 1, bac
             from tracker.experiments.runner import warm_up
 
             warm_up(sweep.run_config(todo[0]))
-        if backend == "ray":
-            gen = _ray_map(jobs, workers)
-        elif workers == 1 or len(jobs) <= 1:
-            gen = (_run_one(*j) for j in jobs)
-        else:
-            gen = _pool_map(jobs, workers)
+        gen = parallel_map(_run_one, jobs, workers, backend)
         for key, status, message in gen:
             results[key] = (status, message)
             if bar is not None:
@@ -527,290 +496,6 @@ def _same_config(folder: Path, cfg) -> bool:
         return strip(path.read_text()) == strip(dump_config(cfg))
     except (OSError, ValueError):  # unreadable, not UTF-8: not the config it ran with, so run it again
         return False
-
-
-def parallel_map(fn, jobs: list[tuple], workers: int = 1, backend: str = "local"):
-    """``fn(*job)`` for every job, in parallel on the sweep's backends; yields results as they finish.
-
-    ``local``: worker processes (forked on Linux, so they start with the parent's imports and caches;
-    they die with the parent); ``ray``: Ray tasks. ``fn`` must be a module-level function. Rollout
-    batches (:mod:`tracker.sampling.pool`) run through here as sweep runs do.
-    """
-    if backend not in ("local", "ray"):
-        raise ConfigError(f"backend {backend!r} is not one of: local, ray")
-    if backend == "ray":
-        yield from _ray_map(jobs, workers, fn)
-    elif workers == 1 or len(jobs) <= 1:
-        for j in jobs:
-            yield fn(*j)
-    else:
-        yield from _pool_map(jobs, workers, fn)
-
-
-def _pool_map(jobs: list[tuple], workers: int, fn=None):
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    # Linux: fork, so that workers start at once with the parent's imports, sweep and reference (the
-    # parent holds no PyBullet client and no threads yet). Elsewhere: fresh interpreters (spawn).
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context(method),
-                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
-        futures = [pool.submit(fn or _run_one, *j) for j in jobs]
-        try:
-            for fut in as_completed(futures):
-                yield fut.result()
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
-
-
-#: How often a worker checks that its parent is still there, s.
-WATCHDOG_PERIOD_S = 0.5
-
-
-def die_with_parent(parent_pid: int) -> None:
-    """Make this worker process end when ``parent_pid`` (the sweep) does, however it ends.
-
-    On Linux the kernel sends SIGKILL to the worker when its parent dies (``prctl``
-    ``PR_SET_PDEATHSIG``); everywhere a daemon thread also checks every
-    :data:`WATCHDOG_PERIOD_S` seconds that the parent is still its parent, and ends the
-    process otherwise (a worker orphaned before the ``prctl`` call, or a platform without it).
-    A killed sweep's unfinished run has no metrics.json, so the next run of the sweep redoes it.
-    """
-    import threading
-
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-            import signal
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            pr_set_pdeathsig = 1
-            libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
-        except (OSError, AttributeError):
-            pass  # the watchdog below still works
-    if os.getppid() != parent_pid:  # the parent died before the prctl call took effect
-        os._exit(1)
-
-    def watch() -> None:
-        while True:
-            time.sleep(WATCHDOG_PERIOD_S)
-            if os.getppid() != parent_pid:
-                os._exit(1)
-
-    threading.Thread(target=watch, name="tracker-parent-watchdog", daemon=True).start()
-
-
-def _require_ray():
-    try:
-        import ray
-    except ImportError:
-        raise TrackerError("--backend ray needs the optional 'ray' extra; install it with: pip install -e '.[ray]'") \
-            from None
-    return ray
-
-
-def _ray_map(jobs: list[tuple], workers: int, fn=None):
-    ray = _require_ray()
-    started = False
-    if not ray.is_initialized():
-        import tracker
-
-        pkg_parent = str(Path(tracker.__file__).resolve().parents[1])
-        env = {"PYTHONPATH": os.pathsep.join(p for p in (pkg_parent, os.environ.get("PYTHONPATH", "")) if p),
-               "OMP_NUM_THREADS": "1"}
-        kwargs: dict = {"runtime_env": {"env_vars": env}, "log_to_driver": False, "include_dashboard": False,
-                        "configure_logging": False}
-        if not os.environ.get("RAY_ADDRESS"):
-            kwargs["num_cpus"] = workers
-        ray.init(**kwargs)
-        started = True
-    try:
-        remote = ray.remote(num_cpus=1)(fn or _run_one)
-        pending = [remote.remote(*j) for j in jobs]
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                yield ray.get(ref)
-    finally:
-        if started:
-            ray.shutdown()
-
-
-# -- summaries ----------------------------------------------------------------------------------
-
-
-def metric_value(metrics: dict, dotted: str) -> Any:
-    """``metrics["impact"]["peak_deviation_rad"]`` for ``impact.peak_deviation_rad``; None if absent."""
-    node: Any = metrics
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, (dict, list)):
-        import json
-
-        return json.dumps(value, sort_keys=True)
-    return str(value)
-
-
-def collect(sweep: Sweep, folder: Path) -> list[dict]:
-    """One row per run in sweep order: ``run``, the parameters, ``finished``, the metrics (None if absent)."""
-    rows = []
-    for run in sweep.runs:
-        rf = folder / "runs" / run.key
-        metrics = read_metrics(rf)[0] or {}
-        row = {"run": run.key, **dict(run.params), "finished": bool(metrics)}
-        for m in sweep.config.metrics:
-            row[m] = metric_value(metrics, m) if metrics else None
-        if not metrics and (rf / "error.txt").is_file():
-            row["status"] = "error"
-        rows.append(row)
-    return rows
-
-
-def write_summary(sweep: Sweep, folder: Path) -> Path:
-    """``summary.csv``: the rows of :func:`collect` (deterministic: no wall-clock columns)."""
-    rows = collect(sweep, folder)
-    cols = ["run", *sweep.keys, "finished", *[m for m in sweep.config.metrics if m not in sweep.keys]]
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(cols)
-    for row in rows:
-        w.writerow([_cell(row.get(c)) for c in cols])
-    return write_text_atomic(folder / "summary.csv", buf.getvalue())
-
-
-def _num(x: Any) -> float:
-    if isinstance(x, bool):
-        return float(x)
-    if isinstance(x, (int, float)):
-        return float(x)
-    if isinstance(x, str):
-        from tracker.numbers import number_from_text
-
-        try:
-            return number_from_text(x)
-        except ValueError:
-            return math.nan
-    return math.nan
-
-
-def largest_stable(rows: list[dict], x: str, gain: str, hue: str | None) -> dict[Any, list[tuple[float, float]]]:
-    """Per hue value: ``[(x, largest gain whose run did not diverge)]`` over the finished runs.
-
-    A gain counts as stable only if every smaller gain at the same x was stable too
-    (the boundary, not an island of luck above it).
-    """
-    out: dict[Any, list[tuple[float, float]]] = {}
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows:
-        if r["finished"]:
-            groups.setdefault((r.get(hue) if hue else None, r[x]), []).append(r)
-    for (h, xv), rs in groups.items():
-        best = math.nan
-        for r in sorted(rs, key=lambda r: _num(r[gain])):
-            if r.get("diverged") is True or r.get("status") == "diverged":
-                break
-            best = _num(r[gain])
-        out.setdefault(h, []).append((_num(xv), best))
-    return {h: sorted(v) for h, v in out.items()}
-
-
-def _axis_values(rows: list[dict], key: str) -> list[tuple[float, str]]:
-    """Distinct values of a swept key, numerically sorted, with their labels as written (``1/60``)."""
-    seen: dict[float, str] = {}
-    for r in rows:
-        v = r[key]
-        seen.setdefault(_num(v), f"{v:.4g}" if isinstance(v, float) else str(v))
-    return sorted(seen.items())
-
-
-def write_summary_plots(sweep: Sweep, folder: Path) -> list[Path]:
-    """The sweep's summary plots as PNG files; returns their paths."""
-    if not sweep.config.plots:
-        return []
-    from matplotlib.figure import Figure
-
-    from tracker.analysis.plots import save_figure
-
-    rows = collect(sweep, folder)
-    # Metrics named by plots but not listed in `metrics` are read here.
-    for row, run in zip(rows, sweep.runs):
-        rf = folder / "runs" / run.key
-        if row["finished"]:
-            metrics = read_metrics(rf)[0] or {}
-            for spec in sweep.config.plots:
-                if spec.metric and spec.metric not in row:
-                    row[spec.metric] = metric_value(metrics, spec.metric)
-            row.setdefault("diverged", metrics.get("diverged"))
-            row.setdefault("status", metrics.get("status"))
-    paths = []
-    all_rows = rows
-    for i, spec in enumerate(sweep.config.plots):
-        rows = [r for r in all_rows if all(r.get(k) == v for k, v in spec.where.items())]
-        fig = Figure(figsize=(6.4, 4.2))
-        ax = fig.add_subplot(1, 1, 1)
-        name = f"summary_{i}_{spec.kind}_{re.sub(r'[^A-Za-z0-9]+', '_', spec.metric or spec.gain or '')}.png"
-        if spec.kind == "largest_stable":
-            for h, pts in largest_stable(rows, spec.x, spec.gain, spec.hue).items():
-                xs, ys = zip(*pts) if pts else ((), ())
-                ax.plot(xs, ys, "o-", label=f"{spec.hue} = {h}" if spec.hue else None)
-            ax.set_ylabel(f"largest stable {spec.gain}")
-            ax.set_title(f"{sweep.config.name}: largest {spec.gain} that did not diverge", fontsize=9)
-        elif spec.kind == "line":
-            hues = sorted({r.get(spec.hue) for r in rows}, key=str) if spec.hue else [None]
-            for h in hues:
-                pts = sorted((_num(r[spec.x]), _num(r.get(spec.metric))) for r in rows
-                             if r["finished"] and (spec.hue is None or r.get(spec.hue) == h))
-                if pts:
-                    xs, ys = zip(*pts)
-                    ax.plot(xs, ys, "o-", label=f"{spec.hue} = {h}" if spec.hue else None)
-            ax.set_ylabel(spec.metric)
-            ax.set_title(f"{sweep.config.name}: {spec.metric}", fontsize=9)
-        else:
-            import numpy as np
-
-            xs = _axis_values(rows, spec.x)
-            ys = _axis_values(rows, spec.y)
-            grid = np.full((len(ys), len(xs)), np.nan)
-            for r in rows:
-                if r["finished"]:
-                    grid[[y for y, _ in ys].index(_num(r[spec.y])),
-                         [x for x, _ in xs].index(_num(r[spec.x]))] = _num(r.get(spec.metric))
-            im = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
-            ax.set_xticks(range(len(xs)), [label for _, label in xs], rotation=45 if len(xs) > 5 else 0)
-            ax.set_yticks(range(len(ys)), [label for _, label in ys])
-            fig.colorbar(im, ax=ax, label=spec.metric)
-            ax.set_ylabel(spec.y)
-            ax.set_title(f"{sweep.config.name}: {spec.metric}", fontsize=9)
-        if spec.where:
-            ax.set_title(ax.get_title() + " (" + ", ".join(f"{k} = {v}" for k, v in spec.where.items()) + ")",
-                         fontsize=9)
-        ax.set_xlabel(spec.x)
-        if spec.kind != "heatmap":
-            if spec.log_x:
-                ax.set_xscale("log")
-            if spec.log_y:
-                ax.set_yscale("log")
-            ax.grid(alpha=0.3, which="both")
-            if spec.hue:
-                ax.legend(fontsize=8)
-        fig.tight_layout()
-        paths.append(save_figure(fig, folder / name))
-    return paths
 
 
 def print_summary(result: SweepResult, sweep: Sweep, out=sys.stdout) -> None:

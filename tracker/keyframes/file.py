@@ -151,9 +151,9 @@ def is_keyframe_file(path: str | Path) -> bool:
     if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
         return False
     try:
-        from tracker.experiments.config import read_yaml
+        from tracker.yamlsafe import read_yaml_file
 
-        return is_keyframe_data(read_yaml(path))
+        return is_keyframe_data(read_yaml_file(path))
     except ConfigError:
         return False
 
@@ -393,11 +393,11 @@ def load_keyframes(path: str | Path) -> KeyframeFile:
         KeyframeError: one line naming the file, the key path and what is wrong
             (a missing or unreadable file, invalid YAML included).
     """
-    from tracker.experiments.config import read_yaml
+    from tracker.yamlsafe import read_yaml_file
 
     path = Path(path)
     try:
-        raw = read_yaml(path, what="keyframe")
+        raw = read_yaml_file(path, what="keyframe")
     except KeyframeError:
         raise
     except ConfigError as exc:

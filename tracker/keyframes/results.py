@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from tracker.experiments.results import write_json_atomic, write_text_atomic
+from tracker.atomic import write_json_atomic, write_text_atomic
 from tracker.keyframes.run import (KeyframeOptions, key_errors, key_spacing, spline_tail_motion,
                                    tail_motion, unkeyed_joints)
 from tracker.keyframes.track import KeyframeTrack

@@ -107,10 +107,9 @@ def _samcon(out: Path, quick: bool) -> str:
     times the model's gains, 1/120 s in 4 substeps) with fewer samples; the full runs on the three goal clips
     are in ``docs/samcon.md``.
     """
-    from tracker.commands.optimize import clip_config
     from tracker.experiments.config import config_from_data
     from tracker.paths import DATA_DIR, REPO_DIR
-    from tracker.sampling.optimize import optimize, plain_outcome
+    from tracker.sampling.optimize import clip_config, optimize, plain_outcome
     from tracker.sampling.samcon import SamconOptions
 
     clip = REPO_DIR.parent / "shared" / "mocap" / "cmu_02_01_walk.bvh"

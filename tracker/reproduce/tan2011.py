@@ -145,7 +145,7 @@ class BulletPendulum:
     from the engine (symplectic Euler), for the cross-check."""
 
     def __init__(self, params) -> None:
-        from tracker.sim.quiet import quiet_stdio
+        from tracker.quiet import quiet_stdio
 
         with quiet_stdio():  # PyBullet's banner
             import pybullet as p

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from tracker.errors import RetargetError
 from tracker.motion.body import Body, Limb
-from tracker.retarget.joint_map import CANONICAL_LINKS, JointMap, LinkSource
+from tracker.retarget.map_types import CANONICAL_LINKS, JointMap, LinkSource
 
 #: Words that name each character link's source joint (lower case, matched inside the name).
 SEGMENT_WORDS: dict[str, tuple[str, ...]] = {

@@ -15,20 +15,15 @@ frames into seconds. Worked example: the CMU kick ``cmu_10_01_soccer_kick.bvh``
 (120 fps, an added T-pose in file frames 0-3) has clip time 0 at file frame 4, so
 file frame 96 (file time 0.8 s) is clip time (96 - 4) / 120 = 0.7667 s.
 
-:func:`clip_timing` gives the mapping of a clip file without retargeting it (the same
-T-pose test :func:`tracker.retarget.retarget.retarget` uses); a reference records the
+:func:`tracker.retarget.clip_timing.clip_timing` gives the mapping of a clip file without
+retargeting it (the same T-pose test :func:`tracker.retarget.retarget.retarget` uses); a reference records the
 mapping it was made with in its quality report (``source_fps``, ``source_frames``,
 ``dropped_frames``), read back by :meth:`ClipTiming.from_quality`.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
-
-from tracker.errors import RetargetError
 
 
 @dataclass(frozen=True)
@@ -113,51 +108,3 @@ class ClipTiming:
                        int(quality.get("dropped_frames", 0)))
         except (KeyError, TypeError, ValueError):
             return None
-
-
-def clip_timing(path: str | Path, drop_tpose: bool = True) -> ClipTiming:
-    """The file-to-clip time map of a clip file, as retargeting it would give.
-
-    Args:
-        path: a BVH file, a saved reference (``.npz``) or a DeepMimic motion file.
-        drop_tpose: as the retargeter's option (``clip.keep_first_frame: true`` is False).
-
-    Raises:
-        RetargetError: the file cannot be read, has no frames of its own (a keyframe or pose
-            file) or is a reference saved without its source's timing.
-    """
-    path = Path(path)
-    try:
-        mtime = os.path.getmtime(path)
-    except OSError:
-        raise RetargetError(f"{path}: no such clip") from None
-    return _clip_timing(str(path), mtime, bool(drop_tpose))
-
-
-@lru_cache(maxsize=16)
-def _clip_timing(path: str, mtime: float, drop_tpose: bool) -> ClipTiming:
-    from tracker.retarget.deepmimic import is_deepmimic_file
-
-    if path.endswith((".yaml", ".yml")):
-        raise RetargetError(f"{path}: a keyframe or pose file has no file frames; give its times in seconds "
-                            "(its own times are clip times)")
-    if is_deepmimic_file(path):  # no frames dropped
-        from tracker.retarget.deepmimic import deepmimic_timing
-
-        fps, frames = deepmimic_timing(path)
-        return ClipTiming(fps, frames, 0)
-    if path.endswith(".npz"):
-        from tracker.retarget.reference import Reference
-
-        ref = Reference.load(path)
-        timing = ClipTiming.from_quality(ref.quality)
-        if timing is None:
-            raise RetargetError(f"{path}: this reference does not record its source file's frames (saved by an "
-                                "older tracker); retarget the BVH again, or give times in clip time")
-        return timing
-    from tracker.motion.bvh import read_bvh
-    from tracker.retarget.retarget import _drop_added_tpose
-
-    motion = read_bvh(path)
-    dropped = _drop_added_tpose(motion)[1] if drop_tpose else 0
-    return ClipTiming(float(motion.fps), int(motion.n_frames), int(dropped))

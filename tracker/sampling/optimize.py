@@ -5,7 +5,7 @@
 (:func:`~tracker.sampling.samcon.cma_segments`) on a :class:`~tracker.sampling.pool.RolloutPool`, and
 writes into the output folder::
 
-    offsets.npz            the offset track (tracker.sampling.offsets; controller.offsets of a config)
+    offsets.npz            the offset track (tracker.sim.offsets; controller.offsets of a config)
     optimize.json          method, settings, cost per iteration and per segment, segment times, rollouts
     cost_per_iteration.png, cost_per_segment.png
     optimize.md            the optimisation's report (settings, costs, the replay against plain SPD)
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tracker.atomic import write_json_atomic, write_text_atomic
 from tracker.errors import ConfigError
-from tracker.experiments.results import write_json_atomic, write_text_atomic
 
 METHODS = ("samcon", "cma")
 
@@ -42,6 +42,31 @@ class OptimizeOutcome:
     plain: dict
     folder: Path
     timing: dict
+
+
+#: What a bare clip is optimised with (``docs/samcon.md``, "Settings"): a free root; SPD whose prediction holds
+#: the planted feet (the balance feedback's stance constraints with zero feedback gains: without them SPD
+#: predicts a free-falling body and its stance knees give way, the walk replaying 10-17 cm crouched) and
+#: that feeds forward the torques holding the weight on them (``gravity``: no sag); three times the model's
+#: gains (torque limits kept); 1/120 s control steps, each four physics steps (1/480 s): with one, the box heel of
+#: this stiff servo sinks 5-10 cm into the ground on one contact point at heel strikes, and searches found tracks
+#: that walked with their feet in the floor (the Bandai walk's first step: 8 cm at 1/120 s, 2 cm at 1/240 s, under
+#: 2 mm at 1/480 s; ``foot_penetration_*`` in metrics.json).
+CLIP_SETTINGS = {
+    "root": {"mode": "free"},
+    "controller": {"gains": {"scale": 3.0}, "balance": {"enabled": True, "kp": 0.0, "kd": 0.0, "gravity": True}},
+    "sim": {"dt": 1.0 / 120.0, "substeps": 4},
+}
+
+
+def clip_config(source) -> dict:
+    """The raw config ``tracker optimize CLIP`` optimises for a clip file ``source`` (a :class:`~pathlib.Path`):
+    :data:`CLIP_SETTINGS` (``--set``/``--dt`` override it)."""
+    import copy
+
+    raw = {"name": source.stem, "clip": {"path": str(source.resolve())}}
+    raw.update(copy.deepcopy(CLIP_SETTINGS))
+    return raw
 
 
 def check_stance(cfg):
@@ -92,7 +117,7 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     if init is not None:
         import hashlib
 
-        from tracker.sampling.offsets import load_offsets
+        from tracker.sim.offsets import load_offsets
 
         if method != "samcon":
             raise ConfigError(f"--init {init}: only --method samcon starts from an offset track")

@@ -2,7 +2,7 @@
 
 A :class:`RolloutPool` splits a batch of :class:`~tracker.sampling.rollout.RolloutRequest` s into one
 contiguous chunk per worker and runs the chunks with
-:func:`tracker.experiments.sweep.parallel_map`, the same machinery that runs a sweep's runs (forked
+:func:`tracker.experiments.backends.parallel_map`, the same machinery that runs a sweep's runs (forked
 processes that die with their parent; ``ray`` for many machines). Each worker process builds its
 own :class:`~tracker.sampling.rollout.RolloutWorker` for the config once and keeps it for the
 batch; start states travel as portable (``bullet``) snapshots. With one local worker the batch runs
@@ -68,9 +68,9 @@ class RolloutPool:
         if backend not in ("local", "ray"):
             raise ConfigError(f"backend {backend!r} is not one of: local, ray")
         if backend == "ray":
-            from tracker.experiments.sweep import _require_ray
+            from tracker.experiments.backends import require_ray
 
-            _require_ray()
+            require_ray()
         self.config = config
         self.workers = workers
         self.backend = backend
@@ -95,7 +95,7 @@ class RolloutPool:
         for r in requests:
             if not r.start.portable:
                 raise ConfigError("parallel rollouts need portable start states (technique 'bullet')")
-        from tracker.experiments.sweep import parallel_map
+        from tracker.experiments.backends import parallel_map
 
         n = min(self.workers, len(requests))
         bounds = [round(i * len(requests) / n) for i in range(n + 1)]

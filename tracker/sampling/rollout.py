@@ -9,7 +9,7 @@ gains, root, time step; no balls unless asked) and runs :class:`RolloutRequest` 
     res.cost, res.terms, res.fell, res.end               # res.end: the state at t_end, to go on from
 
 A rollout restores its start state (:mod:`tracker.sim.snapshot`), aims the servo at
-``reference ⊕ Δ(t)`` for the request's track (:mod:`.offsets`), steps to ``t_end`` and saves the
+``reference ⊕ Δ(t)`` for the request's track (:mod:`tracker.sim.offsets`), steps to ``t_end`` and saves the
 end state. It gives, bit for bit, what ``tracker run`` with the same track gives over the same
 steps (``tests/sampling/test_rollout.py``), so an optimiser's best rollouts are what the saved
 track replays.
@@ -36,7 +36,7 @@ class RolloutRequest:
 
     Attributes:
         start: a :class:`~tracker.sim.snapshot.Snapshot` of a simulation built like the worker's.
-        offsets: :class:`~tracker.sampling.offsets.OffsetTrack` or None.
+        offsets: :class:`~tracker.sim.offsets.OffsetTrack` or None.
         t_end: clip time to simulate to, s (rounded to whole steps from ``start.t``).
         keep_end: save the end state (``result.end``); False saves the time of samples that are scored only.
         keep_states: return the simulated ``q`` of every step (``result.q``).

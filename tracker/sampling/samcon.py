@@ -1,7 +1,7 @@
 """SAMCON: sampling-based motion control (Liu et al. 2010, 2015), on rollouts from saved states.
 
 The clip window ``[t_0, t_K]`` is cut into segments of ``segment`` seconds; the PD-target offsets
-``Δ`` are piecewise linear on the segment boundaries (an :class:`~tracker.sampling.offsets.OffsetTrack`
+``Δ`` are piecewise linear on the segment boundaries (an :class:`~tracker.sim.offsets.OffsetTrack`
 with one knot per boundary, ``Δ(t_0) = 0``). One iteration walks the segments in order:
 
 1. **Samples.** Each kept start state of segment ``k`` (one at ``k = 0``: the clip's pose) gets an
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tracker.errors import ConfigError
-from tracker.sampling.offsets import OffsetTrack, layout_joints
+from tracker.sim.offsets import OffsetTrack, layout_joints
 from tracker.sampling.rollout import RolloutRequest
 
 #: Default sampling half-widths by joint-name pattern (rad), first match wins (``docs/samcon.md``).

@@ -42,7 +42,7 @@ import numpy as np
 
 from tracker.errors import ConfigError
 from tracker.scenarios.base import BallPreset
-from tracker.sim.quiet import quiet_stdio  # imports pybullet silently first
+from tracker.quiet import quiet_stdio  # imports pybullet silently first
 
 import pybullet as p  # noqa: E402  (after the silent import)
 

@@ -11,13 +11,13 @@ A scenario is any object with::
 
 ``sim`` is a :class:`tracker.sim.simulation.Simulation` (``sim.world.client``,
 ``sim.character``, ``sim.reference``, ``sim.opt.dt``, ``sim.t``). The gain
-schedule reads ``events`` to start reactions.
+schedule (:mod:`tracker.control.schedule`) reads ``events`` to start reactions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,8 @@ class Launch:
         offset: where on the link the ball should hit, m, added to the link's reference origin.
         flight_time: seconds of flight before impact (launch at ``impact_time - flight_time``).
         mass: override the preset's mass, kg (``None``: keep).
+        release_height: height of the ball's centre at launch when ``direction`` is ``None``, m
+            (``None``: the planner's, :data:`tracker.scenarios.launch.RELEASE_HEIGHT`).
     """
 
     ball: str
@@ -69,27 +71,7 @@ class Launch:
     offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
     flight_time: float = 0.6
     mass: float | None = None
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """Zordan–Hodgins gain schedule.
-
-    Attributes:
-        k_t: tracking gain (N·m/rad per kg supported when inertia-scaled).
-        k_r: reaction gain, same units.
-        t_e: reaction duration, s.
-        t_f: recovery (blend back) duration, s.
-        scope: ``all`` joints, or the ``chain`` from the hit link to the root.
-        enabled: ``False`` keeps ``k_t`` throughout.
-    """
-
-    k_t: float = 25000.0
-    k_r: float = 2500.0
-    t_e: float = 0.1
-    t_f: float = 0.5
-    scope: Literal["all", "chain"] = "chain"
-    enabled: bool = True
+    release_height: float | None = None
 
 
 class Scenario(Protocol):

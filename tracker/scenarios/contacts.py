@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import tracker.sim.quiet  # noqa: F401  (imports pybullet silently first)
+import tracker.quiet  # noqa: F401  (imports pybullet silently first)
 
 import pybullet as p  # noqa: E402
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tracker.sim.quiet import quiet_stdio  # imports pybullet silently first
+from tracker.quiet import quiet_stdio  # imports pybullet silently first
 
 import pybullet as p  # noqa: E402
 
@@ -304,7 +304,9 @@ def run_desk(controller: str, k: float, *, f0: str = "id", settings: DeskSetting
         arm.reset_state(q_ref[0], v_ref[0])
         opts = {"passive": None}
         if controller == "vt":
-            opts.update(f0=f0, character=arm)
+            from tracker.sim.peek import EnginePeek
+
+            opts.update(f0=f0, engine=EnginePeek(arm))
         opts.update(options or {})
         ctrl = create(controller, layout=arm.layout, dynamics=arm, **opts)
         gains = Gains.critical_ratio(k, dt, nv=3, ratio=kd_ratio)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import tracker.sim.quiet  # noqa: F401  (imports pybullet quietly)
+import tracker.quiet  # noqa: F401  (imports pybullet quietly)
 import pybullet as p  # noqa: E402
 
 from tracker.character.layout import Layout  # noqa: E402

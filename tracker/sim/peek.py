@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracker.sim.quiet import quiet_stdio  # noqa: F401  (imports pybullet silently first)
+from tracker.quiet import quiet_stdio  # noqa: F401  (imports pybullet silently first)
 
 import pybullet as p  # noqa: E402
 

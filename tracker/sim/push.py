@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-import tracker.sim.quiet  # noqa: F401
+import tracker.quiet  # noqa: F401
 import pybullet as p  # noqa: E402
 
 #: Push directions of the sweep: from the front, the left, behind, the right.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tracker.sim.quiet import quiet_stdio
+from tracker.quiet import quiet_stdio
 
 with quiet_stdio():
     import pybullet as p

@@ -53,7 +53,7 @@ from tracker.control.base import Gains, State, Target
 from tracker.control.registry import create as create_controller
 from tracker.errors import SimulationError
 from tracker.retarget.reference import Reference
-from tracker.sim.quiet import quiet_stdio
+from tracker.quiet import quiet_stdio
 from tracker.sim.recording import Recording
 from tracker.sim.support import other_contacts
 from tracker.sim.world import World, WorldSettings
@@ -120,7 +120,7 @@ class SimOptions:
     fall_height: float = 0.5
     #: CoM balance feedback (:class:`tracker.control.balance.BalanceOptions`), spd/pd only; None: off.
     balance: object | None = None
-    #: PD-target offsets (:class:`tracker.sampling.offsets.OffsetTrack`): the servo aims at
+    #: PD-target offsets (:class:`tracker.sim.offsets.OffsetTrack`): the servo aims at
     #: ``reference ⊕ Δ(t)``; the recording's ``q_ref`` stays the clip. None: none.
     offsets: object | None = None
 
@@ -186,7 +186,9 @@ class Simulation:
         if opt.controller == "timed_pd":
             kwargs["reference"] = reference
         if opt.controller == "vt":  # peek steps the character's world; it refuses a kinematic root
-            kwargs.update(character=self.character, root=opt.root)
+            from tracker.sim.peek import EnginePeek
+
+            kwargs.update(engine=EnginePeek(self.character, opt.substeps), root=opt.root)
         kwargs.update(dict(opt.controller_options))
         self.controller = create_controller(opt.controller, layout=lay, dynamics=self.character, **kwargs)
         if scenario is not None and hasattr(self.controller, "bind"):
@@ -304,7 +306,7 @@ class Simulation:
         key_target = getattr(self.reference, "target", None)
         target = (key_target(self.t + dt) if key_target is not None
                   else Target(q_next, v_next, q_now, v_now, t=self.t + dt))
-        if self.offsets is not None:  # aim at reference ⊕ Δ (tracker.sampling.offsets); rows keep the clip
+        if self.offsets is not None:  # aim at reference ⊕ Δ (tracker.sim.offsets); rows keep the clip
             target = target._replace(q=self.offsets.apply(self.layout, target.q, self.t + dt),
                                      q_now=self.offsets.apply(self.layout, q_now, self.t))
         state = State(q, v)

@@ -41,7 +41,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from tracker.errors import SimulationError
-from tracker.sim.quiet import quiet_stdio  # noqa: F401  (imports pybullet silently first)
+from tracker.quiet import quiet_stdio  # noqa: F401  (imports pybullet silently first)
 
 import pybullet as p  # noqa: E402
 
@@ -216,11 +216,9 @@ def restore(sim, snap: Snapshot) -> None:
     """
     scenario = sim.scenario
     if scenario is not None and hasattr(scenario, "_balls"):
-        from tracker.scenarios.balls import remove_ball
-
         for b in scenario._balls:
             if b.body is not None and b.body not in snap.bodies:
-                remove_ball(sim.world.client, b.body)
+                sim.world.remove_body(b.body)
                 b.body = None
     technique(snap.technique).restore(sim.world.client, snap.engine)
     for k, v in snap.loop.items():

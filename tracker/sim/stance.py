@@ -116,7 +116,7 @@ def _solve_stance(model, q: np.ndarray, lean: float | None, path: Path) -> np.nd
     import pybullet as p
 
     from tracker.character.character import Character
-    from tracker.sim.quiet import quiet_stdio
+    from tracker.quiet import quiet_stdio
 
     with quiet_stdio():
         cid = p.connect(p.DIRECT)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tracker.sim.quiet import quiet_stdio  # noqa: F401  (imports pybullet silently first)
+from tracker.quiet import quiet_stdio  # noqa: F401  (imports pybullet silently first)
 
 import pybullet as p  # noqa: E402
 

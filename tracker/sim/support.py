@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-import tracker.sim.quiet  # noqa: F401  (imports pybullet with its banner silenced)
+import tracker.quiet  # noqa: F401  (imports pybullet with its banner silenced)
 import pybullet as p  # noqa: E402
 
 from tracker.arrays import frozen  # noqa: E402

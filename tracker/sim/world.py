@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from tracker.sim.quiet import quiet_stdio  # imports pybullet silently first
+from tracker.quiet import quiet_stdio  # imports pybullet silently first
 
 import numpy as np  # noqa: E402
 import pybullet as p  # noqa: E402
@@ -199,6 +199,11 @@ class World:
     def restore(self, state_id: int) -> None:
         """Go back to a saved state (bodies must be the same as when it was saved)."""
         p.restoreState(state_id, physicsClientId=self.client)
+
+    def remove_body(self, body: int) -> None:
+        """Remove a body (a ball) from the world; nothing if the client is already gone."""
+        if p.isConnected(self.client):
+            p.removeBody(body, physicsClientId=self.client)
 
     def forget(self, state_id: int) -> None:
         """Free a saved state."""

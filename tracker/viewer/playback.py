@@ -4,7 +4,7 @@
 :class:`~tracker.sim.simulation.Simulation` in its own headless client, loops
 the clip, restarts after a divergence, launches balls through the scenario's
 ``launch_now`` and applies gain changes through the
-:class:`~tracker.control.gains.GainSchedule`'s ``set`` (so they act from the
+:class:`~tracker.control.schedule.GainSchedule`'s ``set`` (so they act from the
 next step). It is the target of the window's
 :class:`~tracker.viewer.controls.Controls`; tests drive it without a window.
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-import tracker.sim.quiet  # noqa: F401  (imports pybullet silently first)
+import tracker.quiet  # noqa: F401  (imports pybullet silently first)
 
 import pybullet as p  # noqa: E402
 
@@ -60,7 +60,7 @@ class LiveSession:
     Args:
         sim: the simulation; its ``gains_fn`` must come from ``schedule`` (``schedule.bind``)
             for the gain sliders to act, and its scenario must have ``launch_now`` for balls.
-        schedule: the :class:`~tracker.control.gains.GainSchedule` behind ``sim.gains_fn``, or
+        schedule: the :class:`~tracker.control.schedule.GainSchedule` behind ``sim.gains_fn``, or
             None (constant gains: no gain sliders).
         launch: the :class:`~tracker.scenarios.base.Launch` the launch key throws (its
             ``impact_time`` and ``flight_time`` are ignored); default a basketball at the chest.

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-import tracker.sim.quiet  # noqa: F401  (imports pybullet silently first)
+import tracker.quiet  # noqa: F401  (imports pybullet silently first)
 
 import pybullet as p  # noqa: E402
 

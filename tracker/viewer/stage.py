@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tracker.sim.quiet import quiet_stdio  # imports pybullet silently first
+from tracker.quiet import quiet_stdio  # imports pybullet silently first
 
 import pybullet as p  # noqa: E402
 

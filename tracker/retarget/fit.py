@@ -19,13 +19,20 @@ with the generator of the default humanoid (:mod:`tracker.character.humanoid_urd
 
 Models are cached by a hash of the skeleton (names, parents, offsets) and the
 mass (another clip of the same skeleton reuses the first one's model), in ``$TRACKER_CACHE/fitted`` (default ``~/.cache/tracker/fitted``), so a
-second use of the same skeleton loads the cached files.
+second use of the same skeleton loads the cached files. Beside each cached model, ``fit.json``
+records the skeleton (without the mass), the mass and when ``tracker model fit`` last made or
+reused it: ``--model fit`` (:func:`fit_for_clip`) takes the skeleton's latest fit, whatever its
+mass (so ``tracker model fit CLIP --mass 80`` then ``--model fit`` uses the 80 kg one, and says
+so), and fits a 70 kg humanoid when the cache has none.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +51,10 @@ from tracker.paths import HUMANOID_DIR
 #: Changes whenever the fitting rules change, so stale cached models are not reused.
 FIT_VERSION = 3
 DEFAULT_MASS_KG = 70.0
+#: The record beside a cached fitted model: its skeleton, mass and last use by ``tracker model fit``.
+RECORD = "fit.json"
+#: The fits :func:`fit_for_clip` has already named in this process (each is said once).
+_SAID: set[str] = set()
 
 
 def cache_root() -> Path:
@@ -52,10 +63,10 @@ def cache_root() -> Path:
     return (Path(base) if base else Path.home() / ".cache" / "tracker") / "fitted"
 
 
-def skeleton_hash(skeleton, mass: float) -> str:
-    """Hex digest of the skeleton's names, parents and offsets (to 1 µm) and the mass."""
+def skeleton_hash(skeleton, mass: float | None) -> str:
+    """Hex digest of the skeleton's names, parents and offsets (to 1 µm) and the mass (None: the skeleton alone)."""
     h = hashlib.sha256()
-    h.update(f"v{FIT_VERSION};{mass:.6f};".encode())
+    h.update((f"v{FIT_VERSION};{mass:.6f};" if mass is not None else f"v{FIT_VERSION};skeleton;").encode())
     h.update("\n".join(skeleton.names).encode())
     h.update(np.asarray(skeleton.parents, np.int64).tobytes())
     h.update(np.round(np.asarray(skeleton.offsets, float), 6).tobytes())
@@ -218,32 +229,104 @@ def fit_model(clip: str | Path, mass: float = DEFAULT_MASS_KG, out_dir: str | Pa
     Raises:
         ModelError: bad mass, a missing limb, an unreadable cache.
     """
-    from tracker.character.model import load_model
     from tracker.motion.bvh import read_bvh
 
     if not (isinstance(mass, (int, float)) and mass > 0 and np.isfinite(mass)):
         raise ModelError(f"--mass must be a positive number of kg, got {mass!r}")
-    motion = read_bvh(clip, unit=unit)
-    key = skeleton_hash(motion.skeleton, float(mass))
+    return _fit_motion(read_bvh(clip, unit=unit), float(mass), out_dir, joint_map)
+
+
+def _fit_motion(motion, mass: float, out_dir: str | Path | None, joint_map) -> tuple[Path, bool]:
+    key = skeleton_hash(motion.skeleton, mass)
     name = f"fit_{key[:12]}"
     cached = cache_root() / key[:16] / f"{name}.yaml"
     if out_dir is None and cached.exists():
-        try:
-            load_model(cached)
-        except ModelError as exc:
-            raise ModelError(f"fitted-model cache {cached.parent} is unreadable ({exc}); delete the folder "
-                             "and fit again") from None
+        _check_cached(cached)
+        _record(cached, motion.skeleton, mass)
         return cached, True
     seg, measured = measure(motion, joint_map, mass)
     path = write_model(seg, out_dir if out_dir is not None else cached.parent, name, measured)
+    from tracker.character.model import load_model
+
     load_model(path)  # validate what was written
+    if out_dir is None:
+        _record(path, motion.skeleton, mass)
     return path, False
 
 
+def _check_cached(path: Path) -> None:
+    from tracker.character.model import load_model
+
+    try:
+        load_model(path)
+    except ModelError as exc:
+        raise ModelError(f"fitted-model cache {path.parent} is unreadable ({exc}); delete the folder "
+                         "and fit again") from None
+
+
+def _record(path: Path, skeleton, mass: float) -> None:
+    """Write ``fit.json`` beside a cached model: its skeleton, mass and this use's time."""
+    record = {"skeleton": skeleton_hash(skeleton, None), "mass_kg": mass, "model": path.name,
+              "fitted_at": time.time()}
+    try:
+        (path.parent / RECORD).write_text(json.dumps(record) + "\n")
+    except OSError as exc:
+        raise ModelError(f"{path.parent / RECORD}: cannot write ({exc.strerror or exc})") from None
+
+
+def cached_fits(skeleton) -> list[tuple[float, float, Path]]:
+    """``(fitted_at, mass_kg, model YAML)`` of every cached fit of ``skeleton``, oldest first."""
+    key = skeleton_hash(skeleton, None)
+    out = []
+    root = cache_root()
+    for rec in root.glob(f"*/{RECORD}") if root.is_dir() else ():
+        try:
+            data = json.loads(rec.read_text())
+            if data["skeleton"] != key:
+                continue
+            path = rec.parent / str(data["model"])
+            if path.is_file():
+                out.append((float(data["fitted_at"]), float(data["mass_kg"]), path))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # a damaged record: that fit is simply not offered
+    return sorted(out)
+
+
+def fit_for_clip(clip: str | Path, unit: str | None = None) -> tuple[Path, float]:
+    """What ``--model fit`` uses for ``clip``: the latest cached fit of its skeleton, else a new 70 kg one.
+
+    "Latest" is the last one ``tracker model fit`` made or reused (any ``--mass``). When that is not
+    the 70 kg default, or the cache holds several masses, one line on stderr names the mass and the
+    file (once per process).
+
+    Returns:
+        ``(model YAML path, mass in kg)``.
+
+    Raises:
+        ModelError: a missing limb, an unreadable cache.
+    """
+    from tracker.motion.bvh import read_bvh
+
+    motion = read_bvh(clip, unit=unit)
+    fits = cached_fits(motion.skeleton)
+    if not fits:
+        return _fit_motion(motion, DEFAULT_MASS_KG, None, None)[0], DEFAULT_MASS_KG
+    _, mass, path = fits[-1]
+    _check_cached(path)
+    masses = sorted({m for _, m, _ in fits})
+    if (mass != DEFAULT_MASS_KG or len(masses) > 1) and str(path) not in _SAID:
+        _SAID.add(str(path))
+        others = [f"{m:g}" for m in masses if m != mass]
+        also = f"; also cached: {', '.join(others)} kg" if others else ""
+        print(f"model fit: the {mass:g} kg humanoid fitted last to {Path(clip).name}'s skeleton "
+              f"(tracker model fit --mass KG chooses){also}: {path}", file=sys.stderr)
+    return path, mass
+
+
 def resolve_model(spec: str, clip: str | Path | None) -> str:
-    """``spec`` unchanged, or for ``"fit"`` the YAML of the humanoid fitted to ``clip`` (cached)."""
+    """``spec`` unchanged, or for ``"fit"`` the YAML of the humanoid fitted to ``clip`` (:func:`fit_for_clip`)."""
     if spec != "fit":
         return spec
     if clip is None or Path(clip).suffix.lower() != ".bvh":
         raise ModelError("model 'fit' needs a BVH clip to fit the humanoid to")
-    return str(fit_model(clip)[0])
+    return str(fit_for_clip(clip)[0])

@@ -13,7 +13,7 @@ import pytest
 from tracker.character.model import load_model
 from tracker.cli import main
 from tracker.errors import ConfigError
-from tracker.sampling.offsets import FORMAT, OffsetTrack, load_offsets
+from tracker.sim.offsets import FORMAT, OffsetTrack, load_offsets
 from tracker.sim.recording import Recording, write_npz
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,126 @@
+"""Where a sweep's runs (and batches of rollouts) execute: this process, worker processes or Ray.
+
+:func:`parallel_map` calls ``fn(*job)`` for every job and yields the results as they finish.
+Worker processes are forked on Linux (they start with the parent's imports and caches) and die
+with their parent (:func:`die_with_parent`); Ray is the optional ``ray`` extra.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+from tracker.errors import ConfigError, TrackerError
+
+
+def parallel_map(fn, jobs: list[tuple], workers: int = 1, backend: str = "local"):
+    """``fn(*job)`` for every job, in parallel on the sweep's backends; yields results as they finish.
+
+    ``local``: worker processes (forked on Linux, so they start with the parent's imports and caches;
+    they die with the parent); ``ray``: Ray tasks. ``fn`` must be a module-level function. Rollout
+    batches (:mod:`tracker.sampling.pool`) run through here as sweep runs do.
+    """
+    if backend not in ("local", "ray"):
+        raise ConfigError(f"backend {backend!r} is not one of: local, ray")
+    if backend == "ray":
+        yield from ray_map(jobs, workers, fn)
+    elif workers == 1 or len(jobs) <= 1:
+        for j in jobs:
+            yield fn(*j)
+    else:
+        yield from pool_map(jobs, workers, fn)
+
+
+def pool_map(jobs: list[tuple], workers: int, fn):
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # Linux: fork, so that workers start at once with the parent's imports, sweep and reference (the
+    # parent holds no PyBullet client and no threads yet). Elsewhere: fresh interpreters (spawn).
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context(method),
+                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
+        futures = [pool.submit(fn, *j) for j in jobs]
+        try:
+            for fut in as_completed(futures):
+                yield fut.result()
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+
+
+#: How often a worker checks that its parent is still there, s.
+WATCHDOG_PERIOD_S = 0.5
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Make this worker process end when ``parent_pid`` (the sweep) does, however it ends.
+
+    On Linux the kernel sends SIGKILL to the worker when its parent dies (``prctl``
+    ``PR_SET_PDEATHSIG``); everywhere a daemon thread also checks every
+    :data:`WATCHDOG_PERIOD_S` seconds that the parent is still its parent, and ends the
+    process otherwise (a worker orphaned before the ``prctl`` call, or a platform without it).
+    A killed sweep's unfinished run has no metrics.json, so the next run of the sweep redoes it.
+    """
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watchdog below still works
+    if os.getppid() != parent_pid:  # the parent died before the prctl call took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(WATCHDOG_PERIOD_S)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="tracker-parent-watchdog", daemon=True).start()
+
+
+def require_ray():
+    try:
+        import ray
+    except ImportError:
+        raise TrackerError("--backend ray needs the optional 'ray' extra; install it with: pip install -e '.[ray]'") \
+            from None
+    return ray
+
+
+def ray_map(jobs: list[tuple], workers: int, fn):
+    ray = require_ray()
+    started = False
+    if not ray.is_initialized():
+        import tracker
+
+        pkg_parent = str(Path(tracker.__file__).resolve().parents[1])
+        env = {"PYTHONPATH": os.pathsep.join(p for p in (pkg_parent, os.environ.get("PYTHONPATH", "")) if p),
+               "OMP_NUM_THREADS": "1"}
+        kwargs: dict = {"runtime_env": {"env_vars": env}, "log_to_driver": False, "include_dashboard": False,
+                        "configure_logging": False}
+        if not os.environ.get("RAY_ADDRESS"):
+            kwargs["num_cpus"] = workers
+        ray.init(**kwargs)
+        started = True
+    try:
+        remote = ray.remote(num_cpus=1)(fn)
+        pending = [remote.remote(*j) for j in jobs]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                yield ray.get(ref)
+    finally:
+        if started:
+            ray.shutdown()
