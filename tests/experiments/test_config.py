@@ -84,7 +84,7 @@ BROKEN = {
     "unknown top-level key, with a suggestion": (
         "clip: {path: clip.bvh}\ncontroler: {name: pd}\n", [],
         "{f}: controler: unknown key; did you mean 'controller'? (valid: name, description, seed, model, clip, "
-        "controller, root, schedule, sim, balls, impact, outputs)"),
+        "controller, root, schedule, sim, balls, launch, impact, outputs)"),
     "unknown nested key": (
         "clip: {path: clip.bvh}\ncontroller: {gains: {k_x: 3}}\n", [],
         "{f}: controller.gains.k_x: unknown key; did you mean 'k_t'? (valid: k_t, inertia_scaling, kd_mode, "
@@ -140,7 +140,16 @@ BROKEN = {
     "a launch that cannot be made": (
         "clip: {path: clip.bvh}\nballs: [{preset: soccer, target_link: chest, impact_time: 1.5, speed: 2}]\n", [],
         "{f}: balls.0: launch of soccer at chest (impact at t = 1.500 s clip time): a ball at 2 m/s cannot fly 0.60 s from "
-        "1.5 m high to the target; raise the speed, shorten flight_time or give a direction"),
+        "1.5 m high to the target; nearest feasible: flight_time 0.20 s at 2 m/s or speed 3.3 m/s with this flight "
+        "time (0.60 s); or give a direction or another launch height (launch.height)"),
+    "launch height out of range": (
+        "clip: {path: clip.bvh}\nlaunch: {height: 0}\n", [], "{f}: launch.height: must be > 0 m, got 0"),
+    "--set a launch height that is not a number": (
+        "clip: {path: clip.bvh}\n", ["--set", "launch.height=high"],
+        "{f}: launch.height: expected a number, got 'high' [from --set launch.height=high]"),
+    "unknown launch key": (
+        "clip: {path: clip.bvh}\nlaunch: {speed: 3}\n", [],
+        "{f}: launch.speed: unknown key (valid: height)"),
     "odd video size": (
         "clip: {path: clip.bvh}\noutputs: {video_size: [641, 360]}\n", [],
         "{f}: outputs.video_size: width and height must be even (H.264), got [641, 360]"),
@@ -187,3 +196,28 @@ def test_a_missing_config_file_and_an_unreadable_one(tmp_path, capsys):
     assert capsys.readouterr().err == f"error: {tmp_path / 'nope.yaml'}: no such config file\n"
     with pytest.raises(ConfigError, match="no such config file"):
         load_config(tmp_path / "nope.yaml")
+
+
+def test_the_launch_height_is_a_config_key_the_balls_leave_from(tmp_path):
+    """volleyball_slow's 6 m/s ball thrown from launch.height = 1.1 m instead of the default 1.5 m; a 2 m/s
+    ball that cannot fly from 1.5 m can from 1.1 m; the resolved config keeps the height."""
+    from .conftest import CONFIGS
+    from tracker.character.model import load_model
+    from tracker.experiments.build import check_launches
+    from tracker.experiments.sources import launches_of, reference_of
+    from tracker.scenarios.launch import plan_launch
+
+    base = load_config(CONFIGS / "volleyball_slow.yaml")
+    assert base.launch.height == 1.5
+    cfg = load_config(CONFIGS / "volleyball_slow.yaml", ["launch.height=1.1"])
+    ref, model = reference_of(cfg), load_model(cfg.model)
+    for c, height in ((base, 1.5), (cfg, 1.1)):
+        (launch,) = launches_of(c)
+        assert launch.release_height == height
+        plan = plan_launch(launch, ref, model, c.sim.dt, c.clip.start, substeps=c.sim.substeps)
+        assert plan.position[2] == pytest.approx(height, abs=1e-9)
+    slow = ["balls.0.speed=2.2", "balls.0.flight_time=0.41"]
+    with pytest.raises(ConfigError, match="cannot fly 0.42 s from 1.5 m high"):
+        check_launches(load_config(CONFIGS / "volleyball_slow.yaml", slow))
+    check_launches(load_config(CONFIGS / "volleyball_slow.yaml", [*slow, "launch.height=1.1"]))
+    assert "launch: {height: 1.1}" in dump_config(cfg, "header")

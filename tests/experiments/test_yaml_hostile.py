@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from tracker.cli import main
 from tracker.errors import ConfigError
-from tracker.experiments.config import keys_table, load_config, parse_override
+from tracker.experiments.config import keys_table, load_config
+from tracker.experiments.overrides import parse_override
 from tracker.yamlsafe import MAX_DEPTH, MAX_VALUES, load_yaml_text, read_yaml_file
 
 from .conftest import DEMO_WAVE

@@ -220,3 +220,32 @@ def test_inspect_names_an_unknown_convention_and_events_then_fail_in_one_line(ti
     proc = subprocess.run([sys.executable, "-m", "tracker", "inspect", str(tiny_path), "--events"],
                           capture_output=True, text=True, cwd=REPO, check=False)
     assert proc.returncode == 2 and proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("stem", ["cmu_23_22_catch_keys", "cmu_22_25_catch_wallet"])
+def test_inspect_events_give_no_hand_peak_from_the_blend_out_of_the_added_t_pose(
+        capsys: pytest.CaptureFixture, stem: str) -> None:
+    """The Daz conversions blend out of the added T-pose over frames 1-7 (shared/mocap/README.md:
+    frame 8 is the first real pose); the retargeter drops frames 0-3/0-4, and the hands' 4-5 m/s
+    blend tail after that is no event."""
+    path = next(p for p in MOCAP_FILES if p.stem == stem)
+    info = _inspect_json(capsys, str(path), "--events")
+    assert info["clip_start_file_frame"] in (4, 5)
+    hands = [e for e in info["events"] if e["effector"] in ("left_hand", "right_hand") and e["kind"] == "peak_speed"]
+    assert hands and all(e["file_frame"] >= 8 for e in hands), hands
+    assert all(e["clip_time_s"] > 0 for e in info["events"] if e["kind"] == "peak_speed")
+
+
+@pytest.mark.parametrize("stem", ["cmu_23_22_catch_keys", "cmu_22_25_catch_wallet"])
+def test_inspect_events_find_the_hands_together_at_the_catch(capsys: pytest.CaptureFixture, stem: str) -> None:
+    """Both catches: the hands close to 3-5 cm apart by frames 4-8 and hold the object until about frame 50."""
+    path = next(p for p in MOCAP_FILES if p.stem == stem)
+    info = _inspect_json(capsys, str(path), "--events")
+    together = [e for e in info["events"] if e["kind"] == "hands_together"]
+    assert together and all(e["effector"] == "hands" and e["distance_m"] <= 0.25 for e in together)
+    catch = [e for e in together if 4 <= e["file_frame"] <= 50]
+    assert len(catch) == 1 and catch[0]["distance_m"] < 0.05, together
+    assert catch[0]["clip_time_s"] == pytest.approx((catch[0]["file_frame"] - info["clip_start_file_frame"])
+                                                    / info["fps"], abs=1e-9)
+    assert main(["inspect", str(path), "--events"]) == 0
+    assert "hands_together" in capsys.readouterr().out

@@ -187,3 +187,22 @@ def test_solve_launch_applies_the_mass_override_and_keeps_arrays_read_only():
     d = plan.to_dict()
     assert d["mass"] == 2.5 and d["link"] == "chest" and len(d["position"]) == 3
     assert replace(launch, mass=None) != launch
+
+
+def test_an_infeasible_launch_names_the_nearest_feasible_flight_time_and_speed_and_they_fly(kick):
+    """3.5 m/s for 1.2 s from 1.5 m high cannot reach the chest; the error proposes both fixes, and each plans."""
+    import re
+
+    ref, model, _ = kick
+    launch = Launch("basketball", "chest", 1.0, 3.5, flight_time=1.2)
+    with pytest.raises(SimulationError, match="cannot fly") as err:
+        plan_launch(launch, ref, model, dt=1 / 60)
+    text = str(err.value)
+    flight = re.search(r"nearest feasible: flight_time ([\d.]+) s at 3.5 m/s", text)
+    speed = re.search(r"speed ([\d.]+) m/s with this flight time", text)
+    assert flight and speed, text
+    assert 0.01 <= float(flight.group(1)) < 1.2 and 3.5 < float(speed.group(1)) <= 100
+    plan_launch(replace(launch, flight_time=float(flight.group(1))), ref, model, dt=1 / 60)
+    plan_launch(replace(launch, speed=float(speed.group(1))), ref, model, dt=1 / 60)
+    with pytest.raises(SimulationError, match="cannot fly"):  # the speed is the lowest at 0.1 m/s
+        plan_launch(replace(launch, speed=float(speed.group(1)) - 0.1), ref, model, dt=1 / 60)

@@ -19,6 +19,9 @@ from tracker.analysis.metrics import joint_errors
 from tracker.atomic import atomic_target
 
 IMPACT_STYLE = {"color": "tab:red", "lw": 0.9, "ls": "--", "alpha": 0.8}
+#: Smallest span of the ball-height axis, m (about a ball's diameter): a resting or rolling
+#: ball's nanometre wobble stays a flat line instead of filling the panel like a bounce.
+MIN_HEIGHT_SPAN = 0.2
 
 
 def plain_axes(fig: Figure) -> None:
@@ -192,6 +195,10 @@ def plot_balls(rec, path: str | Path) -> Path | None:
                 side.plot(balls[k, b, 0], balls[k, b, 2], "x", color="tab:red")
                 top.plot(balls[k, b, 0], balls[k, b, 1], "x", color="tab:red")
     _mark_impacts(height, impact_marks(rec.events))
+    z = balls[:n, :, 2][np.isfinite(balls[:n, :, 2])]
+    if z.size and float(np.ptp(z)) < MIN_HEIGHT_SPAN:
+        low = max(0.5 * (float(z.min()) + float(z.max()) - MIN_HEIGHT_SPAN), min(0.0, float(z.min())))
+        height.set_ylim(low, low + MIN_HEIGHT_SPAN)
     side.set(xlabel="x (m)", ylabel="z (m)", title="side view")
     top.set(xlabel="x (m)", ylabel="y (m)", title="top view")
     height.set(xlabel="clip time (s)", ylabel="z (m)", title="ball height")

@@ -17,21 +17,29 @@ CHAR_COLOUR = "#e07b39"
 
 
 def _used_joints(motion: Motion, joint_map: JointMap) -> set[int]:
-    """Source joints on the chains the joint map uses (pelvis joint down to every mapped point)."""
+    """Source joints on the chains the joint map uses: every mapped point up to the joint that
+    joins them all (their lowest common ancestor). Helper bones above the body (a CC_Base
+    export's ``RL_BoneRoot`` on the floor, parent of ``CC_Base_Hip``) are not on these chains,
+    nor are twist, share and finger bones off them."""
     sk = motion.skeleton
     names = {joint_map.canonical(n): i for i, n in enumerate(sk.names)}
-    top = names[joint_map.links["pelvis"].joint]
+
+    def chain(j: int) -> list[int]:  # j, its parent, ... the root
+        out = []
+        while j >= 0:
+            out.append(j)
+            j = int(sk.parents[j])
+        return out
+
+    chains = [chain(names[point.split("/")[0]]) for spec in joint_map.links.values() for point in spec.points()
+              if point.split("/")[0] in names]
+    if not chains:
+        return set()
+    common = set(chains[0]).intersection(*chains[1:])
+    top = next(j for j in chains[0] if j in common)  # the lowest joint on every chain
     used: set[int] = set()
-    for spec in joint_map.links.values():
-        for point in spec.points():
-            if point.split("/")[0] not in names:
-                continue
-            j = names[point.split("/")[0]]
-            while j >= 0 and j not in used:
-                used.add(j)
-                if j == top:
-                    break
-                j = int(sk.parents[j])
+    for c in chains:
+        used.update(c[:c.index(top) + 1])
     return used
 
 

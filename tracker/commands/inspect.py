@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 HELP = ("summarise a BVH file: joint tree, frames, fps, unit, up axis, skeleton convention, floor and height, "
-        "frame-0 pose; --events: when each hand/foot is fastest and lowest")
+        "frame-0 pose; --events: when each hand/foot is fastest and lowest, and when the hands are together")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +35,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--events",
         action="store_true",
-        help="list each end effector's peak speeds and lowest points, in file frames and in clip time "
+        help="list each end effector's peak speeds and lowest points, and when the hands are together, "
+        "in file frames and in clip time "
         "(the retargeted reference's time, after a dropped T-pose), to aim balls without a script "
         "(slower: it loads numpy and scipy, about a second, where plain inspect reads the file without them)",
     )
@@ -160,6 +161,10 @@ def _matching(clip, convention: str) -> dict[str, Any]:
     return {"by": "shape", **how, "links": {k: {"joint": v.joint, "end": v.end[0]} for k, v in jmap.links.items()}}
 
 
+#: The JSON key of each event kind's value.
+_VALUE_KEYS = {"peak_speed": "speed_mps", "lowest": "height_m", "hands_together": "distance_m"}
+
+
 def _events(motion, jmap, dropped: int, path: str) -> list[dict[str, Any]]:
     from tracker.errors import RetargetError
     from tracker.motion.events import find_events
@@ -173,7 +178,7 @@ def _events(motion, jmap, dropped: int, path: str) -> list[dict[str, Any]]:
     joints = {ee: index[jmap.links[link].joint] for ee, link in links.items()}
     return [{"effector": e.effector, "kind": e.kind, "file_frame": e.file_frame,
              "file_time_s": e.file_frame / motion.fps, "clip_time_s": e.clip_time,
-             ("speed_mps" if e.kind == "peak_speed" else "height_m"): e.value}
+             _VALUE_KEYS[e.kind]: e.value}
             for e in find_events(motion, joints, dropped)]
 
 
@@ -260,11 +265,12 @@ def format_text(info: dict[str, Any]) -> str:
         lines.append(f"{name:<{width}}{' '.join(map(_short, ch)) if ch else '(no channels)'}")
     if "events" in info:
         lines += ["", "events (file frame / file time, and clip time after retargeting):",
-                  f"  {'effector':<11}{'event':<12}{'file frame':>11}{'file t (s)':>12}{'clip t (s)':>12}  value"]
+                  f"  {'effector':<11}{'event':<15}{'file frame':>11}{'file t (s)':>12}{'clip t (s)':>12}  value"]
         for e in info["events"]:
             value = (f"{e['speed_mps']:.2f} m/s" if e["kind"] == "peak_speed"
+                     else f"{e['distance_m'] * 100:.1f} cm apart" if e["kind"] == "hands_together"
                      else f"{e['height_m'] * 100:.1f} cm above the floor")
-            lines.append(f"  {e['effector']:<11}{e['kind']:<12}{e['file_frame']:>11}{e['file_time_s']:>12.4f}"
+            lines.append(f"  {e['effector']:<11}{e['kind']:<15}{e['file_frame']:>11}{e['file_time_s']:>12.4f}"
                          f"{e['clip_time_s']:>12.4f}  {value}")
         lines.append("  (in an experiment file a time is clip time, or e.g. impact_time: {file_frame: N} for a "
                      "file frame)")

@@ -43,4 +43,6 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     report = reproduce.run(args.name, out, quick=args.quick)
     print(f"wrote {report} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    if args.quick:
+        print(f"{reproduce.quick_note(args.name)}.", file=sys.stderr)
     return 0

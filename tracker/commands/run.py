@@ -113,6 +113,8 @@ def _force_progress() -> bool:
 
 def summary_text(result) -> str:
     """A few lines: what ran, tracking error, impact response, where the files are."""
+    from tracker.analysis.report import ground_text
+
     cfg, m, t = result.config, result.metrics, result.timing
     rec = result.recording
     sim_time = rec.n_steps * rec.dt
@@ -137,7 +139,7 @@ def summary_text(result) -> str:
         where = (f"first contact {ball.get('first_contact_link')} at clip time {first:.3f} s{plan}"
                  if first is not None else "no contact")
         fate = ball.get("outcome") or ("caught" if ball.get("caught") else "")
-        fate += "; on the ground at the end" if ball.get("on_ground") else "; in the air at the end"
+        fate += f"; at the end: {ground_text(ball)}"
         exit_speed = ball.get("exit_speed")
         lines.append(f"  ball {k}       {cfg.balls[k].preset if k < len(cfg.balls) else ''}: {where}; "
                      + (f"exit {exit_speed:.2f} m/s; " if exit_speed is not None else "") + fate)

@@ -86,7 +86,8 @@ class BallOutcome:
         caught: held at the end (module docstring).
         held_time: length of the final hold, s.
         dropped: reached the ground and was not caught.
-        ground_time: first ground touch after the first contact (or the launch), s.
+        ground_time: first ground touch after the first contact (or the launch), s: the end of the
+            control step in any of whose physics steps the ball, in the air before, touched the ground.
         outcome: ``kicked`` (left a leg link), ``deflected`` (left another link), ``caught``,
             ``dropped`` (not caught, held for a while or left the character slower than
             ``drop_speed``, then reached the ground), ``rolling`` or ``flying`` (never touched
@@ -168,7 +169,8 @@ class _Ball:
         self.first_step: int | None = None  # index of its first recorded step
         self.pos: list[np.ndarray] = []
         self.vel: list[np.ndarray] = []
-        self.ground: list[bool] = []
+        self.ground: list[bool] = []  # per recorded step: touched the ground in any of its physics steps
+        self.ground_now = False  # touched the ground in a physics step of the control step under way
         self.held: list[bool] = []
         self.contact_steps: list[int] = []
         self.velocity_in: np.ndarray | None = None  # velocity in the state before the step
@@ -277,6 +279,8 @@ class BallScenario:
                 self.events.extend(c.as_event() for c in contacts)
             b.velocity_in = vel
             b.x_before, b.x_in = b.x_in, pos
+            # a bounce lasts a physics step or two: read the ground here, not only after the control step
+            b.ground_now = b.ground_now or touching(client, b.body, sim.world.ground)
 
     def after_step(self, sim, t: float) -> None:
         """Record the balls after the control step that ended at ``t`` (contacts: :meth:`after_substep`)."""
@@ -293,7 +297,8 @@ class BallScenario:
                 b.first_step = step
             b.pos.append(pos)
             b.vel.append(vel)
-            b.ground.append(touching(client, b.body, sim.world.ground))
+            b.ground.append(b.ground_now or touching(client, b.body, sim.world.ground))
+            b.ground_now = False
             b.held.append(self._held(pos, vel, state))
 
     # -- trial steps (the simulation's peek) -------------------------------------------------
@@ -320,7 +325,7 @@ class BallScenario:
     def mark(self) -> tuple:
         """The contact book-keeping now, to :meth:`rewind` to after a trial step."""
         return (len(self.events), self._body,
-                [(b.velocity_in, b.x_in, b.x_before, len(b.contact_steps)) for b in self._balls])
+                [(b.velocity_in, b.x_in, b.x_before, len(b.contact_steps), b.ground_now) for b in self._balls])
 
     def events_since(self, mark: tuple) -> list[dict]:
         """The contact events added since ``mark``."""
@@ -332,8 +337,8 @@ class BallScenario:
         reading it replays it."""
         n, self._body, balls = mark
         self.events = self.events[:n] + list(announce)
-        for b, (v_in, x_in, x_before, n_steps) in zip(self._balls, balls):
-            b.velocity_in, b.x_in, b.x_before = v_in, x_in, x_before
+        for b, (v_in, x_in, x_before, n_steps, ground_now) in zip(self._balls, balls):
+            b.velocity_in, b.x_in, b.x_before, b.ground_now = v_in, x_in, x_before, ground_now
             del b.contact_steps[n_steps:]
 
     # -- GUI ------------------------------------------------------------------------------

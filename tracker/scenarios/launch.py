@@ -13,7 +13,9 @@ leading surface point touches ``P`` at ``impact_time``. If ``P`` lies inside
 the link's shape, the first contact comes earlier by about depth / closing
 speed. Default direction (``Launch.direction=None``): from the character's
 front (horizontally along ``-heading``), at the elevation that makes the ball
-leave a thrower's hand at ``release_height`` (1.5 m) above the ground. (A
+leave a thrower's hand at ``release_height`` (1.5 m; ``Launch.release_height``, a
+config's ``launch.height``) above the ground. A launch that cannot be made says
+the nearest flight time and the lowest speed that can. (A
 horizontal arrival would mean the ball rose from ``g T²/2`` below the target,
 1.77 m for a 0.6 s flight: out of the ground for most targets.)
 
@@ -45,7 +47,7 @@ PyBullet (5 cm for a 0.6 s flight at 1/60 s).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -275,6 +277,8 @@ def check_launch(launch: Launch) -> None:
         d = np.asarray(launch.direction, dtype=float)
         if d.shape != (3,) or not np.isfinite(d).all() or np.linalg.norm(d) < 1e-9:
             raise ConfigError(f"{what}: direction must be a non-zero 3-vector, got {launch.direction!r}")
+    if launch.release_height is not None and not (np.isfinite(launch.release_height) and launch.release_height > 0):
+        raise ConfigError(f"{what}: release_height must be > 0 m, got {launch.release_height}")
 
 
 def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, facing: np.ndarray,
@@ -289,7 +293,8 @@ def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, 
         facing: the character's horizontal heading ``(3,)`` (default approach: ``-facing``).
         spawn_time: clip time of the spawn, s (< impact time).
         dt: PyBullet step, s (``None``: continuous parabola).
-        release_height: launch height of the centre when ``launch.direction`` is ``None``, m.
+        release_height: launch height of the centre when ``launch.direction`` is ``None`` and
+            ``launch.release_height`` is ``None``, m.
         impact_time: when ``P`` is met, s (default ``launch.impact_time``).
 
     Raises:
@@ -305,6 +310,8 @@ def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, 
         raise SimulationError(f"{what}: the ball would have to appear at t = {spawn_time:.3f} s (clip time), "
                               f"not before its impact; choose a later impact_time")
     P = np.asarray(point, dtype=float)
+    if launch.release_height is not None:
+        release_height = float(launch.release_height)
     if launch.speed == 0:
         u = np.array([point_velocity[0], point_velocity[1], 0.0])
         u = u / np.linalg.norm(u) if np.linalg.norm(u) > 1e-6 else np.asarray(facing, dtype=float)
@@ -314,6 +321,22 @@ def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, 
                                   f"of a ball at rest (radius {r} m); give the ball a speed or another time")
         centre = np.array([P[0], P[1], r]) + (np.sqrt(r * r - dz * dz) - REST_OVERLAP) * u
         return LaunchPlan(launch, preset, spawn_time, t_i, centre, np.zeros(3), P, centre, np.zeros(3), dt)
+    try:
+        x0, v0, centre, vel = _moving(launch, P, facing, r, t_i, flight, dt, release_height, what)
+    except _Infeasible as e:
+        advice = _nearest_feasible(launch, P, facing, r, t_i, flight, dt, release_height)
+        raise SimulationError(f"{e}; {advice}") from None
+    return LaunchPlan(launch, preset, spawn_time, t_i, x0, v0, P, centre, vel, dt)
+
+
+class _Infeasible(SimulationError):
+    """A moving ball's launch that its speed, flight time and launch height cannot make."""
+
+
+def _moving(launch: Launch, P: np.ndarray, facing: np.ndarray, r: float, t_i: float, flight: float,
+            dt: float | None, release_height: float, what: str) -> tuple[np.ndarray, ...]:
+    """Spawn position, spawn velocity, impact centre and impact velocity ``(3,)`` each of a moving
+    ball (:func:`solve_launch`). Raises :class:`_Infeasible` without advice."""
     if launch.direction is None:
         d = _front_direction(P, -np.asarray(facing, dtype=float), launch.speed, r, flight, dt, release_height, what)
     else:
@@ -322,17 +345,55 @@ def solve_launch(launch: Launch, point: np.ndarray, point_velocity: np.ndarray, 
     vel = launch.speed * d
     centre = P - r * d
     if centre[2] < r * _GROUND_CLEARANCE:
-        raise SimulationError(f"{what}: the ball's centre would be {centre[2]:.3f} m high at impact, "
-                              f"inside the ground; aim higher or approach from above")
+        raise _Infeasible(f"{what}: the ball's centre would be {centre[2]:.3f} m high at impact, "
+                          f"inside the ground; aim higher or approach from above")
     x0, v0 = ballistic_launch(centre, vel, flight, dt)
     n = max(int(np.ceil(flight / (dt or flight / 50))), 1)
     path = free_flight(x0, v0, np.linspace(0.0, flight, n + 1), dt)
     low = int(np.argmin(path[:, 2]))
     if path[low, 2] < r * _GROUND_CLEARANCE:
-        raise SimulationError(
-            f"{what}: the ball would fly below the ground (centre {path[low, 2]:.2f} m high at "
-            f"t = {spawn_time + flight * low / n:.3f} s clip time); shorten flight_time or approach from higher")
-    return LaunchPlan(launch, preset, spawn_time, t_i, x0, v0, P, centre, vel, dt)
+        raise _Infeasible(f"{what}: the ball would fly below the ground (centre {path[low, 2]:.2f} m high at "
+                          f"t = {t_i - flight + flight * low / n:.3f} s clip time)")
+    return x0, v0, centre, vel
+
+
+#: Longest flight time :func:`_nearest_feasible` proposes, s; its step, s.
+_MAX_SUGGESTED_FLIGHT, _FLIGHT_STEP = 3.0, 0.01
+#: A proposed flight time must also work this much longer: the spawn moves onto the step grid, s.
+_GRID_SLACK = 1.0 / 30.0
+
+
+def _nearest_feasible(launch: Launch, P: np.ndarray, facing: np.ndarray, r: float, t_i: float, flight: float,
+                      dt: float | None, release_height: float) -> str:
+    """Advice for an infeasible moving launch: the nearest flight_time that works at its speed
+    and the lowest speed that works with its flight time (each only if there is one)."""
+    def works(speed: float, f: float) -> bool:
+        try:
+            _moving(replace(launch, speed=speed), P, facing, r, t_i, f, dt, release_height, "")
+        except _Infeasible:
+            return False
+        return True
+
+    tips = []
+    grid = np.arange(1, int(round(_MAX_SUGGESTED_FLIGHT / _FLIGHT_STEP)) + 1) * _FLIGHT_STEP
+    for f in sorted(grid, key=lambda f: (abs(f - flight), f)):
+        if all(works(launch.speed, f + s) for s in (0.0, _GRID_SLACK / 2, _GRID_SLACK)):
+            tips.append(f"flight_time {f:.2f} s at {launch.speed:g} m/s")
+            break
+    top = 100.0  # the config's largest speed
+    if launch.direction is None and launch.speed < top and works(top, flight):
+        lo, hi = launch.speed, top
+        while hi - lo > 0.01:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if works(mid, flight) else (mid, hi)
+        fast = np.ceil(hi * 10.0 - 1e-9) / 10.0
+        tips.append(f"speed {fast:.1f} m/s with this flight time ({flight:.2f} s)")
+    where = " or ".join(tips) if tips else "none with this speed or flight time"
+    if tips and not tips[0].startswith("flight_time"):
+        where += f" (no flight_time up to {_MAX_SUGGESTED_FLIGHT:g} s works at {launch.speed:g} m/s)"
+    other = ("give a direction or another launch height (launch.height)" if launch.direction is None
+             else "another direction")
+    return f"nearest feasible: {where}; or {other}"
 
 
 def _front_direction(P: np.ndarray, towards: np.ndarray, speed: float, r: float, flight: float, dt: float | None,
@@ -353,9 +414,8 @@ def _front_direction(P: np.ndarray, towards: np.ndarray, speed: float, r: float,
     for _ in range(50):
         vz = (P[2] - r * dz - release_height + GRAVITY[2] * k) / flight
         if abs(vz) >= speed:
-            raise SimulationError(f"{what}: a ball at {speed:g} m/s cannot fly {flight:.2f} s from "
-                                  f"{release_height:g} m high to the target; raise the speed, shorten "
-                                  f"flight_time or give a direction")
+            raise _Infeasible(f"{what}: a ball at {speed:g} m/s cannot fly {flight:.2f} s from "
+                              f"{release_height:g} m high to the target")
         new = vz / speed
         if abs(new - dz) < 1e-13:
             break
@@ -379,7 +439,7 @@ def plan_launch(launch: Launch, reference, model, dt: float | None = None, start
         dt: simulation step, s (``None``: continuous parabola, spawn at ``impact_time - flight_time``).
         start: clip time at which the simulation starts, s.
         kinematics: ``model.kinematics()``, if already built.
-        release_height: launch height when ``launch.direction`` is ``None``, m.
+        release_height: launch height when ``launch.direction`` and ``launch.release_height`` are ``None``, m.
         substeps: physics steps per simulation step: the flight is solved for PyBullet's step
             ``dt / substeps`` (the spawn stays on the ``dt`` grid); None: 1 (a config whose
             ``sim.substeps`` is still to be chosen, :mod:`tracker.scenarios.substeps`).
