@@ -111,6 +111,14 @@ CASES: dict[str, list[list[str]]] = {
         ["{folder}", "--press", "1:"], ["{folder}", "--speed"], ["{broken_yaml}"], ["{dir}/nothing"],
         ["{empty_bvh}"],
     ],
+    "report": [
+        [], ["{missing}"], ["{folder}"], ["{rec_npz}"], ["{notes_txt}"], ["{dir}/nothing"], ["{folder}", "--html"],
+        ["{missing}", "--html"], ["{rec_npz}", "--html"], ["{notes_txt}", "--html"], ["{dir}", "--html"],
+        ["{empty_bvh}", "--html"], ["{folder}", "--html", "--fps", "0"], ["{folder}", "--html", "--fps", "x"],
+        ["{folder}", "--html", "--fps", "61"], ["{folder}", "--html", "--max-runs", "0"],
+        ["{folder}", "--html", "--max-runs", "1.5"], ["{folder}", "--bogus"], ["{folder}", "--html", "-o"],
+        ["{folder}", "{folder}", "--html"], ["{dir}/nothing", "--html", "-o", "{dir}/no/such/dir/page.html"],
+    ],
     "keyframes": [
         [], ["{missing}"], ["{broken_yaml}"], ["{notes_txt}"], ["{folder}"], ["{empty_bvh}"], [SOCCER],
         [KEYS, "--profile", "cubic"], [KEYS, "--power", "0"], [KEYS, "--power", "-2"], [KEYS, "--power", "x"],

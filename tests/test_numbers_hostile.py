@@ -89,12 +89,13 @@ FLOAT_FLAGS = [
     ("push", ["stand"], "--dt"), ("push", ["stand"], "--force"), ("push", ["stand"], "--duration"),
     ("push", ["stand"], "--start"), ("push", ["stand"], "--time"), ("push", ["stand"], "--direction"),
     ("push", ["stand"], "--kp"), ("push", ["stand"], "--kd"), ("model", ["fit", KICK], "--mass"),
-    ("scenario", ["soccer_light"], "--dt"),
+    ("scenario", ["soccer_light"], "--dt"), ("report", ["{folder}", "--html"], "--fps"),
 ]
 INT_FLAGS = [
     ("optimize", [KICK], "--samples"), ("optimize", [KICK], "--iterations"), ("optimize", [KICK], "--keep"),
     ("optimize", [KICK], "--workers"), ("optimize", [KICK], "--seed"), ("optimize", [KICK], "--lookahead"),
     ("play", [KICK], "--frames"), ("replay", ["{folder}"], "--frames"), ("sweep", [SWEEP], "--workers"),
+    ("report", ["{folder}", "--html"], "--max-runs"),
 ]
 
 

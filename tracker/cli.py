@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "sweep": "sweep",
     "play": "play",
     "replay": "replay",
+    "report": "report",
     "reproduce": "reproduce",
     "keyframes": "keyframes",
     "push": "push",
