@@ -2,7 +2,7 @@
 
 Reads ``summary.csv`` (deterministic metrics) and each run's ``timing.json`` (wall clock: cost per
 step; not shown for diverged runs, whose few steps are dominated by set-up), prints a markdown table
-(the README's) and writes ``controllers.png`` into the sweep folder.
+(the one in docs/guide/tracking.md) and writes ``controllers.png`` into the sweep folder.
 
 Usage: ``python scripts/controllers_table.py results/sweeps/controllers``
 """
