@@ -23,7 +23,8 @@ EXIT_DIVERGED = 3
 EXIT_FELL = 4
 EXIT_STATUSES = ("exit status: 0 ok; 1 internal error (a bug: please report it); 2 bad input (file, config, "
                  "command-line value); 3 the simulation diverged (what ran is kept); 4 a free-root character fell "
-                 "(FELL at t = ..., everything kept); 130 interrupted")
+                 "(FELL at t = ..., everything kept); 5 a check found the docs differ from the code "
+                 "(tracker reproduce --check); 130 interrupted")
 
 # name -> module under tracker.commands, in the order shown by --help.
 COMMANDS: dict[str, str] = {

@@ -71,8 +71,9 @@ def run(name: str, out: str | Path, *, quick: bool = False) -> Path:
         raise ConfigError(f"{out}: cannot create the output folder ({exc.strerror})") from None
     before = _stamps(out)
     report = Path(module.run(out, quick=quick))
-    if quick:
-        mark_quick([f for f, stamp in _stamps(out).items() if before.get(f) != stamp], quick_note(name))
+    if quick:  # the docs blocks are compared, not read: they stay as written
+        mark_quick([f for f, stamp in _stamps(out).items() if before.get(f) != stamp
+                    and f.parent.name != "blocks"], quick_note(name))
     return report
 
 
