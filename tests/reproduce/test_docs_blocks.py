@@ -98,3 +98,17 @@ def test_check_refuses_quick_and_a_page_with_nothing_to_check(monkeypatch, tmp_p
     page.write_text("# Fake\n")
     assert main(["reproduce", "fake", "--check"]) == 5
     assert "nothing to check" in capsys.readouterr().err
+
+
+def test_write_docs_copies_the_figures_the_page_shows_from_the_run(monkeypatch, tmp_path) -> None:
+    page = _register(monkeypatch, tmp_path, 0.5)
+    page.write_text(PAGE + "\n![fig 1](figs/fig1.png)\n![elsewhere](https://example.org/x.png)\n")
+    real = sys.modules["fake_blocks"].run
+
+    def run(out, *, quick=False):
+        (out / "fig1.png").write_bytes(b"\x89PNG drawn by the run")
+        return real(out, quick=quick)
+
+    monkeypatch.setattr(sys.modules["fake_blocks"], "run", run)
+    assert main(["reproduce", "fake", "--write-docs", "--out", str(tmp_path / "run")]) == 0
+    assert (tmp_path / "figs" / "fig1.png").read_bytes() == b"\x89PNG drawn by the run"

@@ -9,8 +9,8 @@ markers::
     ...
     <!-- /reproduce allen2007 claims -->
 
-``tracker reproduce NAME --write-docs`` puts a run's blocks into the page; ``tracker reproduce
-NAME --check`` reruns the reproduction and fails, naming the page's line, where the page and the
+``tracker reproduce NAME --write-docs`` puts a run's blocks into the page and copies the figures
+the page shows from the run (by file name); ``tracker reproduce NAME --check`` reruns the reproduction and fails, naming the page's line, where the page and the
 run differ, where the page has a block the run did not write, or the run one the page lacks.
 """
 
@@ -129,4 +129,26 @@ def write_docs(page: Path, name: str, out: str | Path) -> list[str]:
         if block in made:  # the lines between the markers (0-based: opens .. closes - 2)
             lines[pb.opens:pb.closes - 1] = ["", *made[block], ""]
     write_text_atomic(page, "\n".join(lines))
+    copy_figures(page, out)
     return [b for b in made if b not in have]
+
+
+_IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.(?:png|svg|jpg|gif))\)")
+
+
+def copy_figures(page: Path, out: str | Path) -> list[Path]:
+    """Copy the figures the page shows that the run drew (a run's file with the linked file's
+    name) to where the page links them; returns the files written."""
+    import shutil
+
+    drawn = {f.name: f for f in Path(out).rglob("*") if f.is_file() and f.parent.name != BLOCKS}
+    written = []
+    for link in _IMAGE.findall(page.read_text(encoding="utf-8")):
+        if "://" in link:
+            continue
+        source, target = drawn.get(Path(link).name), (page.parent / link).resolve()
+        if source is not None and source.resolve() != target:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+            written.append(target)
+    return written
