@@ -17,9 +17,29 @@ ancestors' torques impart.
 Decisions (``../shared/CONTROLLERS.md`` §4, measured in ``tracker reproduce allen2007``):
 
 * ``t̂`` is the time *remaining* to the keyframe, floored at ``min_steps`` control
-  steps (default 1). The paper's wording also reads as the segment's whole
-  length; that leaves ``(1 + n) e^{−n} = 0.33`` of the error at the key and is
-  kept as ``horizon="segment"``, an ablation.
+  steps (default 1). Before a key the time remaining is at least one step at every
+  control step, so a floor of one step never changes the approach; a floor of two
+  (``../shared/CONTROLLERS.md``'s note) stiffens nothing but leaves error at the key
+  (measured in ``tracker reproduce allen2007``). The paper's wording also reads as
+  the segment's whole length; that leaves ``(1 + n) e^{−n} = 0.33`` of the error at
+  the key and is kept as ``horizon="segment"``, an ablation.
+* Past the last key (``hold``). With ``t̂`` floored at ``s`` steps the explicit law's
+  per-step damping is ``k_d h / m = 2n/s`` and stiffness ``k_s h² / m = n²/s²``;
+  symplectic Euler on ``m ë = −k_s e − k_d ė`` is stable iff ``k_d h/m < 2`` and
+  ``4 − k_s h²/m − 2 k_d h/m > 0``. If the inertia used is ``r`` times the one the
+  joint moves with, both gains scale by ``r`` and the bound becomes
+  ``s > (n r / 2)(1 + √(1 + 1/r))``: 2.78 steps with the exact inertia (``r = 1``).
+  A floor of one step (``k_d h/m = 2n = 4.6``) or two (``n = 2.3``) held for ever
+  diverges even then (``hold="floor"``, the paper as written). ``hold="stable"``
+  (default): past the last key there is no deadline left, so ``t̂`` stops
+  shrinking at :data:`HOLD_STEPS` ``= 10`` steps: ``k_d h/m = 0.46`` and
+  ``k_s h²/m = 0.053`` with the exact inertia, stable for ``r < 4.1``. On a chain
+  ``r`` is at most the largest eigenvalue of ``D^½ M⁻¹ D^½`` (``D = diag M``),
+  3.2 on the two-link arm (bound ``s > 7.9``). A longer hold (the last segment's
+  length) is stable too but lets the joint drift with the velocity it arrives
+  with (measured in ``tracker reproduce allen2007``).
+* ``law="paper"`` is the paper's law as printed: composite inertia, parent
+  compensation, explicit, no gravity compensation (:data:`PAPER_LAW`).
 * ``integration="explicit"`` is the paper's law. ``"implicit"`` (default)
   evaluates it at each DOF's predicted next state, ``τ = [k_s (q̂ ⊖ (q ⊕ w h)) +
   k_d (ŵ − w)] / (1 + (k_d h + k_s h²)/m_own)``: a per-DOF division, no linear
@@ -74,6 +94,14 @@ Integration = Literal["implicit", "explicit"]
 INTEGRATIONS: tuple[str, ...] = ("implicit", "explicit")
 InertiaModel = Literal["composite", "single", "full"]
 INERTIAS: tuple[str, ...] = ("composite", "single", "full")
+Hold = Literal["stable", "floor"]
+HOLDS: tuple[str, ...] = ("stable", "floor")
+#: ``t̂`` past the last key, in control steps, for ``hold="stable"``: stable for an inertia overestimate
+#: ``r < 4.1`` (module notes).
+HOLD_STEPS = 10.0
+#: The paper's per-joint law (Allen et al. eq. 4-10), selected by ``law="paper"``.
+PAPER_LAW: dict = {"inertia": "composite", "integration": "explicit", "compensation": True,
+                   "gravity_compensation": False}
 
 
 def timed_gains(m: np.ndarray | float, t_hat: float, f: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
@@ -202,6 +230,11 @@ class TimedPDController:
         gravity_compensation: add the bias forces ``c(q, w)``.
         tension: s; after a hit, aim at the clip this long after it (None: keep tracking).
         min_steps: floor of ``t̂`` in control steps.
+        hold: past the last key: ``"stable"`` (``t̂`` = :data:`HOLD_STEPS` steps, or ``min_steps`` if more)
+            or ``"floor"`` (``t̂`` = ``min_steps`` steps; the paper as written, diverges with the
+            explicit law).
+        law: ``"paper"`` sets :data:`PAPER_LAW` (overriding those four options); ``None`` keeps them.
+        record: keep :attr:`gain_trace`, the stiffness every step (for the paper's Figs. 2 and 5).
         f: fraction of the error removed by the key time.
         passive: DOFs that get no force (e.g. a free root).
         target_velocity: ``"ref"`` (aim at the key's velocity) or ``"zero"``.
@@ -225,12 +258,20 @@ class TimedPDController:
         gravity_compensation: bool = True,
         tension: float | None = None,
         min_steps: float = 1.0,
+        hold: Hold = "stable",
+        law: str | None = None,
+        record: bool = False,
         f: float = 0.9,
         passive: np.ndarray | None = None,
         target_velocity: str = "ref",
     ) -> None:
+        if law is not None:
+            if law != "paper":
+                raise ConfigError(f"timed_pd law {law!r} is not one of: paper (or none)")
+            inertia, integration = PAPER_LAW["inertia"], PAPER_LAW["integration"]
+            compensation, gravity_compensation = PAPER_LAW["compensation"], PAPER_LAW["gravity_compensation"]
         for what, value, allowed in (("horizon", horizon, HORIZONS), ("integration", integration, INTEGRATIONS),
-                                     ("inertia", inertia, INERTIAS), ("target_velocity", target_velocity,
+                                     ("inertia", inertia, INERTIAS), ("hold", hold, HOLDS), ("target_velocity", target_velocity,
                                                                       ("ref", "zero"))):
             if value not in allowed:
                 raise ConfigError(f"timed_pd {what} {value!r} is not one of: {', '.join(allowed)}")
@@ -254,7 +295,10 @@ class TimedPDController:
         self.constant_time = float(constant_time)
         self.compensation, self.gravity_compensation = bool(compensation), bool(gravity_compensation)
         self.tension = tension
-        self.min_steps, self.f = float(min_steps), float(f)
+        self.min_steps, self.f, self.hold = float(min_steps), float(f), hold
+        #: ``(t, k_s (nv,))`` every step when ``record``: the stiffness in N·m/rad (for ``inertia="full"``
+        #: the acceleration gain times ``M_kk``, the same units).
+        self.gain_trace: list | None = [] if record else None
         self.target_velocity = target_velocity
         self.mask = actuation_mask(layout.nv, passive)
         self._step_error = StepError(layout)
@@ -311,17 +355,24 @@ class TimedPDController:
             span = key.t - key.start
         else:
             span = self.constant_time
+        if self.hold == "stable" and key.index >= 0 and key.t <= t + 1e-9:  # past the last key: no deadline
+            span = HOLD_STEPS * dt
         t_hat = max(span, self.min_steps * dt)
         v_err = (key.v - v) if self.target_velocity == "ref" else -np.asarray(v, dtype=float)
         if self.inertia == "full":
             ks, kd = timed_gains(1.0, t_hat, self.f)
             acc = self._pd(ks, kd, 1.0, key.q, q, v, v_err, dt)
-            tau = self.dynamics.mass_matrix(q) @ acc + self.dynamics.bias_forces(q, v)  # inverse dynamics
+            mass = self.dynamics.mass_matrix(q)
+            tau = mass @ acc + self.dynamics.bias_forces(q, v)  # inverse dynamics
+            if self.gain_trace is not None:
+                self.gain_trace.append((t, ks * np.diag(mass).copy()))
         else:
             ji = self.dynamics.joint_inertia(q)
             m = ji.moment if self.inertia == "composite" else ji.own
             m = np.where(m > 0.0, m, 1e-12)
             ks, kd = timed_gains(m, t_hat, self.f)
+            if self.gain_trace is not None:
+                self.gain_trace.append((t, np.array(ks, dtype=float)))
             # The implicit law divides by the joint's own link inertia: a lower bound of the inertia it
             # moves when its neighbours move too (module notes).
             tau = self._pd(ks, kd, np.where(ji.own > 0.0, ji.own, 1e-12), key.q, q, v, v_err, dt)

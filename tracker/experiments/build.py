@@ -72,7 +72,8 @@ def controller_options(cfg: ExperimentConfig) -> tuple[tuple[str, Any], ...]:
         t = cfg.controller.timed
         return (("lookahead", t.lookahead), ("tension", t.tension), ("inertia", t.inertia),
                 ("integration", t.integration), ("horizon", t.horizon), ("compensation", t.compensation),
-                ("gravity_compensation", t.gravity_compensation), ("min_steps", t.min_steps))
+                ("gravity_compensation", t.gravity_compensation), ("min_steps", t.min_steps),
+                ("law", "paper" if t.law == "paper" else None), ("hold", t.hold))
     if cfg.controller.name == "vt":
         return (("f0", cfg.controller.vt.f0), ("w0", cfg.controller.vt.w0))
     if cfg.controller.name != "analytic_pd":

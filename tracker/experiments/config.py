@@ -12,7 +12,7 @@ lists them all with defaults and units)::
                  gains: {k_t, inertia_scaling, kd_mode, kd_ratio, kd, scale, torque_limits},
                  analytic: {prediction, partition, damping_ratio, gain_units},
                  timed: {lookahead, tension, inertia, integration, horizon, compensation,
-                         gravity_compensation, min_steps},
+                         gravity_compensation, min_steps, law, hold},
                  vt: {f0: id|peek|none, w0: step|sample}, offsets: FILE}
     root: {mode: anchored|kinematic|free, kp_linear, kp_angular, kd_ratio}
     schedule: {enabled, k_r, k_r_ratio, t_e, t_f, scope, blend, min_separation}
@@ -120,6 +120,12 @@ class TimedPDConfig:
     compensation: bool = setting(True, "parent-torque compensation (eq. 8-10; composite/single only)")
     gravity_compensation: bool = setting(True, "add the bias forces c(q, v) (composite/single only)")
     min_steps: float = setting(1.0, "floor of t-hat in time steps", ge=1)
+    law: Literal["ours", "paper"] = setting(
+        "ours", "ours: the options above; paper: Allen et al.'s own law (composite inertia, explicit, parent "
+                "compensation, no gravity compensation), overriding inertia/integration/compensation")
+    hold: Literal["stable", "floor"] = setting(
+        "stable", "past the last key: stable (t-hat held at 10 steps, bounded) or floor (t-hat at min_steps: "
+                  "the paper as written, which diverges with the explicit law)")
 
 
 @dataclass(frozen=True, kw_only=True)
