@@ -87,7 +87,7 @@ def test_f0_none_is_plain_spd(humanoid_like_layout, rng):
 def test_bad_f0_mode_and_peek_without_a_simulated_root(humanoid_like_layout, rng):
     lay = humanoid_like_layout
     dyn = FixedDynamics(np.eye(lay.nv), np.zeros(lay.nv))
-    with pytest.raises(ConfigError, match="f0 mode 'fast' is not one of: id, peek, none"):
+    with pytest.raises(ConfigError, match="f0 mode 'fast' is not one of: id, peek, lcp, none"):
         create("vt", layout=lay, dynamics=dyn, f0="fast")
     with pytest.raises(ConfigError, match="kinematic"):
         create("vt", layout=lay, dynamics=dyn, f0="peek", engine=object(), root="kinematic")
@@ -131,7 +131,7 @@ def test_track_cli_bad_options_are_one_line(capsys):
     clip = "data/motions/demo_wave.bvh"
     assert main(["track", clip, "--controller", "vt", "--f0", "fast", "--duration", "0.1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["error: controller vt: f0 mode 'fast' is not one of: id, peek, none"]
+    assert err == ["error: controller vt: f0 mode 'fast' is not one of: id, peek, lcp, none"]
     assert main(["track", clip, "--controller", "vt", "--f0", "peek", "--root", "kinematic",
                  "--duration", "0.1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -30,7 +30,13 @@ motors do not enforce their target (1.5 rad/s off after one step on our
 humanoid, welded and without gravity), so the correction is measured rather
 than constrained.
 
-Step 2 is the project's semi-implicit SPD with ``f0`` added to its implicit
+``lcp`` (the paper's own method, :mod:`tracker.control.vt_lcp`): both steps are solved with the
+contacts, each as one mixed LCP (:mod:`tracker.control.lcp`) stated by the engine adapter
+(a :class:`ContactEngine`; the desk scene has one): step 1's joint rows are equalities
+``w = w0`` whose forces are ``f0``, step 2's are the PD with offset ``f0``, and its joint forces are
+the torque. ``step1="own"`` lets step 1 see only the character's own contacts.
+
+Otherwise step 2 is the project's semi-implicit SPD with ``f0`` added to its implicit
 right-hand side (:meth:`SPDController.torques` ``extra=``). If the state lies
 on a reference that the integrator reproduces (``q̄ = q ⊕ w0·h``), the SPD
 part is zero and the motion is independent of ``K`` and ``D``.
@@ -46,11 +52,15 @@ from tracker.character.layout import Layout
 from tracker.control.base import Dynamics, Gains, State, Target, TargetVelocity
 from tracker.control.registry import register
 from tracker.control.spd import Prediction, SPDController
+from tracker.control.vt_lcp import ContactProblem, VTStep, vt_step
 from tracker.errors import ConfigError
 
 #: How the feed-forward force is computed.
-F0Mode = Literal["id", "peek", "none"]
-F0_MODES: tuple[str, ...] = ("id", "peek", "none")
+F0Mode = Literal["id", "peek", "lcp", "none"]
+F0_MODES: tuple[str, ...] = ("id", "peek", "lcp", "none")
+#: Which contacts ``lcp``'s step 1 sees: all of the world's, or the character's own (and the
+#: support of the bodies it touches), not those between two other bodies.
+STEP1_SCOPES: tuple[str, ...] = ("all", "own")
 #: After the gate says a peek is needed, peek this many more steps before asking it again.
 GATE_HOLD = 4
 #: Which reference velocity at ``t_{n+1}`` is ``w0``.
@@ -69,6 +79,14 @@ class Peek(Protocol):
 
     def may_act(self, dt: float) -> bool:
         """Whether anything can push the body during the next step (conservative)."""
+
+
+class ContactEngine(Protocol):
+    """The world one step ahead as an LCP, as ``f0 = "lcp"`` needs it
+    (:class:`tracker.scenes.desk_contacts.DeskContacts`)."""
+
+    def contact_problem(self, dt: float) -> ContactProblem:
+        """The character, the bodies nearby and the contact rows now (:class:`ContactProblem`)."""
 
 
 class _OneStepCache:
@@ -105,7 +123,11 @@ class VTController:
         target_velocity: SPD's velocity target, ``"ref"`` or ``"zero"``.
         prediction: SPD's next-state prediction (default ``semi_implicit``).
         passive: DOFs without servo or feed-forward force (bool ``(nv,)`` or indices).
-        f0: ``"id"`` (default), ``"peek"`` or ``"none"`` (plain SPD, for comparisons).
+        f0: ``"id"`` (default), ``"peek"``, ``"lcp"`` (both steps solved with the contacts as one MLCP
+            each, :mod:`tracker.control.vt_lcp`; needs a :class:`ContactEngine`; torque limits are not
+            applied) or ``"none"`` (plain SPD, for comparisons).
+        step1: for ``lcp``: the contacts step 1 sees, ``"all"`` (default) or ``"own"``
+            (:meth:`ContactProblem.only_character`); step 2 always sees all.
         w0: ``"step"`` (default): ``w0 = (q̄_{n+1} ⊖ q̄_n) / dt``, the velocity at
             ``t_{n+1}`` that carries the reference from ``t_n`` to ``t_{n+1}`` under
             PyBullet's symplectic Euler (needs ``target.q_now``; without it ``sample`` is
@@ -147,6 +169,7 @@ class VTController:
         engine: Peek | None = None,
         root: str | None = None,
         substeps: int = 1,
+        step1: str = "all",
     ) -> None:
         if f0 not in F0_MODES:
             raise ConfigError(f"controller vt: f0 mode {f0!r} is not one of: {', '.join(F0_MODES)}")
@@ -158,6 +181,11 @@ class VTController:
                                   "not 'kinematic'")
             if engine is None:
                 raise ConfigError("controller vt: f0 'peek' needs the simulated character (a PyBullet body)")
+        if f0 == "lcp" and not hasattr(engine, "contact_problem"):
+            raise ConfigError("controller vt: f0 'lcp' needs an engine that states the contacts as an LCP "
+                              "(contact_problem; the desk scene's DeskContacts)")
+        if step1 not in STEP1_SCOPES:
+            raise ConfigError(f"controller vt: step1 {step1!r} is not one of: {', '.join(STEP1_SCOPES)}")
         self.layout = layout
         self.f0_mode = f0
         self.w0_mode = w0
@@ -177,7 +205,10 @@ class VTController:
         #: steps peeked and steps skipped by the gate.
         self.peeks = self.skips = 0
         self._gate_hold = 0  # steps to peek without asking the gate
-        self._engine = engine if f0 == "peek" else None
+        self._engine = engine if f0 in ("peek", "lcp") else None
+        self.step1 = step1
+        #: the last step's two MLCP solves (``lcp`` only).
+        self.last_lcp: VTStep | None = None
         self._zero_v = np.zeros(layout.nv)
 
     def feedforward(self, q: np.ndarray, v: np.ndarray, w0: np.ndarray, dt: float,
@@ -265,6 +296,8 @@ class VTController:
         q, v = state
         w0 = self.desired_velocity(target, dt)
         m, c = self._cache.set(q, v)
+        if self.f0_mode == "lcp":
+            return self._lcp_torques(q, target, w0, gains, dt)
         if self.f0_mode == "none":
             f0 = None
             self.last_f0 = np.zeros(self.layout.nv)
@@ -281,6 +314,19 @@ class VTController:
             self.last_f0 = f0
         q_now, v_now = (target[2], target[3]) if len(target) > 3 else (None, None)
         return self.spd.torques(State(q, v), Target(target[0], w0, q_now, v_now), gains, dt, extra=f0)
+
+    def _lcp_torques(self, q: np.ndarray, target: Target, w0: np.ndarray, gains: Gains, dt: float) -> np.ndarray:
+        """Step 1 and step 2 solved with the engine's contacts (:func:`~tracker.control.vt_lcp.vt_step`)."""
+        world = self._engine.contact_problem(dt)
+        seen = world.only_character() if self.step1 == "own" else world
+        e = self.layout.difference(np.asarray(target[0], dtype=float), q)
+        last = self.last_lcp
+        warm = (last.step1.x, last.step2.x) if last is not None else (None, None)
+        res = vt_step(world, self._active, w0, e, np.asarray(gains.kp), np.asarray(gains.kd), dt,
+                      step1=seen, warm=warm)
+        self.last_lcp = res
+        self.last_f0 = res.f0
+        return res.tau
 
     def desired_velocity(self, target: Target, dt: float) -> np.ndarray:
         """``w0`` ``(nv,)``: the reference velocity at ``t_{n+1}`` (see ``w0`` in the class docstring)."""

@@ -14,9 +14,10 @@ The scene (choices the paper leaves open, stated here once):
   K = 110); the boxes leave 2 cm of air under them, so only the boxes on the
   desk touch the arm;
 * a small box (0.12 m cube, 1 kg) in the hand's path and a large box
-  (0.30 x 0.40 x 0.30 m, 25 kg) 0.2 m behind it; friction 0.5 everywhere
-  (desk, boxes, hand), so the large box needs about 123 N to slide
-  (``0.5 · 25 kg · 9.81``) and the small one about 5 N;
+  (0.30 x 0.40 x 0.30 m, ``LARGE_BOX["mass"]``) behind it; friction ``FRICTION`` on the boxes
+  and the arm, ``DESK_FRICTION`` on the desk (PyBullet multiplies a pair's coefficients). The
+  paper gives no masses; ``tracker reproduce vt`` ("The large box's mass") measures the window
+  of large-box masses for which Fig. 1(b) and (c) both hold, and where this one lies in it;
 * the reference: the hand moves along +x from ``HAND_START`` to ``HAND_END``
   at constant speed (min-jerk start and stop) in ``DURATION`` s, its
   orientation fixed, joint angles from the arm's closed-form inverse
@@ -68,12 +69,17 @@ class DeskSettings:
         boxes: put the two boxes on the desk (False: free space).
         gravity: gravity on (it does no work on the arm, only on the boxes).
         solver_iterations: PyBullet's constraint-solver iterations.
+        large_mass: the large box's mass, kg (None: ``LARGE_BOX["mass"]``).
+        contact_stiffness: PyBullet's ``contactStiffness`` of the small box (None: hard contacts);
+            with it the contact is a spring of that stiffness (N/m) and critical-ish damping.
     """
 
     dt: float = 1.0 / 120.0
     boxes: bool = True
     gravity: bool = True
     solver_iterations: int = 50
+    large_mass: float | None = None
+    contact_stiffness: float | None = None
 
 
 class DeskArm:
@@ -206,7 +212,18 @@ class Desk:
         self.small = self.large = None
         if s.boxes:
             self.small = self._box(SMALL_BOX)
-            self.large = self._box(LARGE_BOX)
+            large = LARGE_BOX if s.large_mass is None else {**LARGE_BOX, "mass": s.large_mass}
+            self.large = self._box(large)
+            if s.contact_stiffness is not None:
+                k = float(s.contact_stiffness)
+                p.changeDynamics(self.small, -1, contactStiffness=k, contactDamping=2.0 * np.sqrt(k * 1.0),
+                                 physicsClientId=cid)
+
+    @property
+    def spec(self) -> dict:
+        """The scene's geometry and friction (module constants), for adapters that must not import this module."""
+        return dict(shoulder=SHOULDER, links=LINKS, fist=FIST, link_width=LINK_WIDTH, friction=FRICTION,
+                    desk_friction=DESK_FRICTION, box_sizes=[SMALL_BOX["size"], LARGE_BOX["size"]])
 
     def _box(self, spec: dict) -> int:
         cid = self.client_id
@@ -261,6 +278,11 @@ class DeskRun:
         box_force: normal force between the two boxes, N.
         penetration: deepest arm-into-small-box penetration, m.
         tau, f0: applied torques and the feed-forward part ``(n, 3)``, N·m.
+        lcp_error: ``f0 = lcp`` only: the larger complementarity error of the step's two solves
+            ``(n,)`` (m/s, rad/s; :func:`~tracker.control.lcp.complementarity_error`), else empty.
+        lcp_rows: ``f0 = lcp``: contact rows in the step-2 solve ``(n,)``.
+        model_error: ``f0 = lcp`` in PyBullet's world: the largest ``|v̂ − v|`` of the arm's hinges
+            after the step, ``v̂`` as step 2's LCP predicted it (rad/s) ``(n,)``, else empty.
     """
 
     t: np.ndarray
@@ -275,6 +297,9 @@ class DeskRun:
     penetration: np.ndarray
     tau: np.ndarray
     f0: np.ndarray
+    lcp_error: np.ndarray
+    lcp_rows: np.ndarray
+    model_error: np.ndarray
 
 
 def run_desk(controller: str, k: float, *, f0: str = "id", settings: DeskSettings | None = None,
@@ -303,7 +328,11 @@ def run_desk(controller: str, k: float, *, f0: str = "id", settings: DeskSetting
         arm = desk.arm
         arm.reset_state(q_ref[0], v_ref[0])
         opts = {"passive": None}
-        if controller == "vt":
+        if controller == "vt" and f0 == "lcp":
+            from tracker.scenes.desk_contacts import DeskContacts
+
+            opts.update(f0=f0, engine=DeskContacts(desk))
+        elif controller == "vt":
             from tracker.sim.peek import EnginePeek
 
             opts.update(f0=f0, engine=EnginePeek(arm))
@@ -312,17 +341,22 @@ def run_desk(controller: str, k: float, *, f0: str = "id", settings: DeskSetting
         gains = Gains.critical_ratio(k, dt, nv=3, ratio=kd_ratio)
         kin_tip = lambda q: _tip_xy(q)[0]
         rows = {key: [] for key in ("q", "hand_x", "small_x", "large_x", "hand_force", "box_force",
-                                    "penetration", "tau", "f0")}
+                                    "penetration", "tau", "f0", "lcp_error", "lcp_rows", "model_error")}
         for i in range(n):
             q, v = arm.get_state()
             tau = ctrl.torques(State(q, v), Target(q_ref[i + 1], v_ref[i + 1]), gains, dt)
             arm.apply_torques(tau)
             desk.step()
-            q1, _ = arm.get_state()
+            q1, v1 = arm.get_state()
             rows["q"].append(q1)
             rows["hand_x"].append(kin_tip(q1))
             rows["tau"].append(np.array(tau))
             rows["f0"].append(np.array(getattr(ctrl, "last_f0", np.zeros(3))))
+            res = getattr(ctrl, "last_lcp", None)
+            if res is not None:
+                rows["lcp_error"].append(max(res.step1.error, res.step2.error))
+                rows["lcp_rows"].append(res.step2.x.size - 3)
+                rows["model_error"].append(float(np.abs(res.v_next[:3] - v1).max()))
             if desk.small is not None:
                 force, depth = desk.hand_contact(desk.small)
                 rows["small_x"].append(desk.box_x(desk.small))
