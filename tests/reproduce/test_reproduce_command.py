@@ -37,7 +37,7 @@ def test_tan2011_quick_writes_report_and_figure(tmp_path):
     assert main(["reproduce", "tan2011", "--quick", "--out", str(out)]) == 0
     report = (out / "report.md").read_text()
     assert "## Tables 1–2" in report and "## Figure 4" in report
-    assert "Cells within 20% of the paper: **46/48**" in report
+    assert "Predicted cells within 20% of the paper: **30/32**" in report and "16/16; 46/48 in all" in report
     assert (out / "tan2011_fig4.png").stat().st_size > 10_000
     # §4.2 and §4.3 (tests/keyframes and tests/scenes check their numbers)
     assert "## §4.2 Keyframe interpolation" in report and "## §4.3 SPD for constraints" in report

@@ -116,8 +116,8 @@ def plot_fig7(runs: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def section(out: Path, quick: bool = False) -> str:
-    """The §4.3 part of the report (markdown); Fig. 7 written into ``out``."""
+def section(out: Path, quick: bool = False) -> tuple[list, dict]:
+    """The §4.3 part of the report as ``[(block name or None, markdown)]`` and its facts; Fig. 7 into ``out``."""
     slide, runs, stats = slide_table(quick)
     plot_fig7(runs, out / "tan2011_fig7.png")
     minute, ratios = minute_table(quick)
@@ -144,27 +144,27 @@ def section(out: Path, quick: bool = False) -> str:
         + ", ".join(f"{n} step{'s' * (n != 1)} at 1/{round(1 / dt)} s" for dt, n in steps if n)
         + f"; {'stable' if small_ok else 'unstable'} at 0.2 ms |",
     ])
-    return "\n".join([
-        "## §4.3 SPD for constraints (tinkertoy)\n",
-        claims, "",
-        "A particle A held on a polyline helix (nearest point of the predicted position, eq. 12–13) and a "
-        "particle B hanging from it on a massless rod (eq. 14–16), gravity and the two constraint forces only, "
-        "k_p = 1e6, k_d = 1.5 k_p Δt (`tracker/scenes/tinkertoy.py`, pure numpy). The paper gives no sizes; "
-        "ours: helix radius 1 m, pitch 0.6 m per turn, 3 turns (A slides from 1.96 m down to 0.8–1.2 m in the "
-        "first 6 s and reaches the foot at 0.2 m after 7.4 s at the earliest), 1 kg particles, a 0.5 m rod, "
-        "B hanging at rest below A at the start. 'Semi-implicit' "
-        "adds k_p h² d dᵀ to the implicit mass, the prediction consistent with symplectic Euler "
-        "(the paper's is consistent with explicit Euler).\n",
-        f"### The slide down the helix ({SLIDE_S:g} s)\n", slide, "",
-        "![Fig. 7](tan2011_fig7.png)\n",
-        "### A minute of simulated time\n",
-        "The oscillations must damp and never accumulate: the largest of both errors in the last 10 s against "
-        "the first 10 s. On the helix A rests at its foot after the slide while B swings on; the helical valley "
-        "(the same 3 turns, height a parabola of the turn angle, `valley()`) keeps A swinging through the corners "
-        "until the constraint damping has taken its energy.\n",
-        minute, "",
-        "### The plain penalty spring\n",
-        "The same springs and dampers evaluated at the current state (no prediction, no implicit term): "
-        "explicit stability needs k h²/m < 4 and k_d h/m < 2.\n",
-        penalty, "",
-    ])
+    facts = {"stable": stats["runs"] - stats["diverged"], "runs": stats["runs"], "penalty_steps": steps,
+             "small_ok": small_ok, "ratios": ratios}
+    return [
+        (None, "## §4.3 SPD for constraints (tinkertoy)\n"),
+        ("constraints-claims", claims),
+        ("constraints", "A particle A held on a polyline helix (nearest point of the predicted position, eq. 12–13) "
+         "and a particle B hanging from it on a massless rod (eq. 14–16), gravity and the two constraint forces "
+         "only, k_p = 1e6, k_d = 1.5 k_p Δt (`tracker/scenes/tinkertoy.py`, pure numpy). The paper gives no sizes; "
+         "ours: helix radius 1 m, pitch 0.6 m per turn, 3 turns (A slides from 1.96 m down to 0.8–1.2 m in the "
+         "first 6 s and reaches the foot at 0.2 m after 7.4 s at the earliest), 1 kg particles, a 0.5 m rod, "
+         "B hanging at rest below A at the start. 'Semi-implicit' "
+         "adds k_p h² d dᵀ to the implicit mass, the prediction consistent with symplectic Euler "
+         "(the paper's is consistent with explicit Euler)."),
+        (None, "### The slide down the helix\n"), ("slide", f"{SLIDE_S:g} s of sliding.\n\n" + slide),
+        (None, "![Fig. 7](tan2011_fig7.png)\n"),
+        (None, "### A minute of simulated time\n"),
+        ("minute", "The oscillations must damp and never accumulate: the largest of both errors in the last 10 s "
+         "against the first 10 s. On the helix A rests at its foot after the slide while B swings on; the helical "
+         "valley (the same 3 turns, height a parabola of the turn angle, `valley()`) keeps A swinging through the "
+         "corners until the constraint damping has taken its energy.\n\n" + minute),
+        (None, "### The plain penalty spring\n"),
+        ("penalty", "The same springs and dampers evaluated at the current state (no prediction, no implicit "
+         "term): explicit stability needs k h²/m < 4 and k_d h/m < 2.\n\n" + penalty),
+    ], facts

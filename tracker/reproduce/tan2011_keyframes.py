@@ -182,7 +182,7 @@ def claims_table(claims: dict, spacing: np.ndarray) -> str:
     return "\n".join(rows)
 
 
-def mouse_section(out: Path) -> str:
+def mouse_section(out: Path) -> tuple[list, dict]:
     kf = load_keyframes(MOUSE)
     rows = ["| dt | interpolation | status | root error at key times (cm) | closest pass (cm), lag (s) "
             "| orientation error (deg) | tail: largest bend of a joint (deg) | at last key → end of hold (deg) |",
@@ -218,9 +218,8 @@ def mouse_section(out: Path) -> str:
     # The paper's own gains on the tail too (no 0.01 scale): how rigid SPD keeps it.
     rec130, track130, _ = run_keyframes(dataclasses.replace(kf, gain_scale={}), KeyframeOptions("spd", DTS[0]))
     stiff = tail_motion(rec130, track130)["peak_rad"]
-    return "\n".join([
-        "### The toy mouse (Fig. 6)\n",
-        claims_table(claims, spacing), "",
+    facts = {"claims": claims, "spacing": spacing, "tail_paper_rad": stiff}
+    setup = "\n".join([
         "Our mouse (the paper gives no sizes): a 30 g body, a 14.4 cm tail of 12 links of 0.5 g joined by "
         "vertical hinges (`python -m tracker.scenes.mouse`); gravity off (a frictionless table); 6 root keys "
         f"over 3.5 s: a dash, a left turn, a dash, a U-turn, a stop (key spacing {spacing.min() * 100:.0f}–"
@@ -229,10 +228,9 @@ def mouse_section(out: Path) -> str:
         "gains, scaled by 0.01: at the paper's 130 m_sub the light tail is as rigid under SPD as under the spline "
         f"(largest bend {np.degrees(stiff):.2f}° at 1/60 s). Key errors are at keys 1–5; 'closest pass' is the "
         "root's nearest approach to "
-        "each key position within half an interval of the key time, and when.\n",
-        *rows, "",
-        "![Fig. 6](tan2011_fig6.png)\n", "![Tail](tan2011_fig6_tail.png)\n",
-    ])
+        "each key position within half an interval of the key time, and when.\n", *rows])
+    return [(None, "### The toy mouse (Fig. 6)\n"), ("mouse-claims", claims_table(claims, spacing)),
+            ("mouse", setup), (None, "![Fig. 6](tan2011_fig6.png)\n\n![Tail](tan2011_fig6_tail.png)\n")], facts
 
 
 def plot_humanoid(runs: dict, track, path: Path, joints=("right_elbow", "left_knee", "right_shoulder")) -> None:
@@ -267,40 +265,73 @@ def plot_humanoid(runs: dict, track, path: Path, joints=("right_elbow", "left_kn
     plt.close(fig)
 
 
-def humanoid_section(out: Path, quick: bool) -> str:
+#: A push on the humanoid's right hand halfway between keys 4 and 5 (α = 0.5): N, s, s; and the arm joints.
+HUMANOID_PUSH = ((0.0, 10.0, 0.0), 2.65, 0.1)
+ARM = ("right_shoulder", "right_elbow", "right_wrist")
+WRISTS = ("left_wrist", "right_wrist")
+
+
+def humanoid_section(out: Path, quick: bool) -> tuple[list, dict]:
+    from tracker.analysis.metrics import joint_errors
+    from tracker.keyframes.stiffness import push_response
+
     kf = load_keyframes(HUMANOID)
-    runs, track = {}, None
+    runs, track, facts = {}, None, {}
+    force, start, duration = HUMANOID_PUSH
     rows = ["| profile | mean summed gain between keys (k_p) | joint error at the keys, mean / max (deg) "
-            "| deviation from the spline while keyed, mean (deg) | status |",
-            "|---|---:|---:|---:|---|"]
+            "| deviation from the spline while keyed, mean (deg) | wrists (never keyed): largest swing (deg) "
+            "| push: right arm's largest deviation (deg) | fastest joint (rad/s) | status |",
+            "|---|---:|---:|---:|---:|---:|---:|---|"]
     for label, kind, power in HUMANOID_PROFILES[: 2 if quick else 3]:
         opts = KeyframeOptions("spd", 1 / 60, kind, power)
         rec, track, _ = run_keyframes(kf, opts)
         runs[label] = rec
         m = keyframe_metrics(rec, track, opts.resolved(kf))
+        wrist = np.degrees(tail_motion(rec, track, WRISTS)["peak_rad"])
+        pushed = push_response(kf, opts, start + 0.6, "right_hand", force, start, duration)
+        cols = [k for k, s in enumerate(track.layout.joints) if s.name in ARM]
+        push = np.degrees(joint_errors(track.layout, pushed, rec.q[: len(pushed)])[:, cols].max())
+        speed = float(np.abs(rec.v[:, 6:]).max())
+        facts[label] = dict(wrist=wrist, push=push, speed=speed,
+                            deviation=np.degrees(m["spline_deviation_mean_rad"]))
         rows.append(f"| {label} | {compliance(track):.3f} | {np.degrees(m['key_joint_error_mean_rad']):.2f} / "
                     f"{np.degrees(m['key_joint_error_max_rad']):.1f} | "
-                    f"{np.degrees(m['spline_deviation_mean_rad']):.2f} | {rec.status} |")
+                    f"{np.degrees(m['spline_deviation_mean_rad']):.2f} | {wrist:.2f} | {push:.2f} | {speed:.2f} | "
+                    f"{rec.status} |")
     plot_humanoid(runs, track, out / "tan2011_humanoid.png")
-    return "\n".join([
-        "### The humanoid example\n",
+    text = "\n".join([
         "`data/keyframes/humanoid_throw.yaml`: 8 key poses over 4.2 s (rest, wind-up, throw, follow-through, "
         "one-leg balance, wave, rest), anchored root, gravity on, dt = 1/60 s, k_p = 130 m_sub, k_d = 10 k_p dt. "
-        "A higher p lowers the gains between keys (more compliant in-betweens, which also sag under gravity); "
-        "linear keeps them at k_p throughout (stiff).\n",
-        *rows, "", "![Humanoid](tan2011_humanoid.png)\n"])
+        "A higher p lowers the gains between keys; linear keeps them at k_p throughout. Push: "
+        f"{force[1]:g} N sideways on the right hand for {duration:g} s from t = {start:g} s (α = 0.5 between keys "
+        "4 and 5), deviation of the right shoulder, elbow and wrist from the same profile's unpushed run.\n",
+        *rows])
+    return [(None, "### The humanoid example\n"), ("humanoid", text),
+            (None, "![Humanoid](tan2011_humanoid.png)\n")], facts
 
 
-def section(out: Path, quick: bool = False) -> str:
-    """The §4.2 part of the report (markdown); figures written into ``out``."""
+def section(out: Path, quick: bool = False) -> tuple[list, dict]:
+    """The §4.2 part of the report as ``[(block name or None, markdown)]`` and its facts; figures into ``out``."""
+    from tracker.reproduce import tan2011_mouse as M
+
     plot_fig5(out / "tan2011_fig5.png")
-    return "\n".join([
-        "\n## §4.2 Keyframe interpolation with cross-faded SPD gains\n",
-        "Two SPD servos per DOF, toward the previous and the next key, zero target velocity, gains "
-        "k_i = (1−α)^p k_p and k_i+1 = (α^p + 0.005) k_p (`tracker/control/keyframe_spd.py`; one SPD with the "
-        "summed gains toward the gain-weighted target to 1e-13 N·m on scalar DOFs, "
-        "`tests/keyframes/test_two_servos.py`). The paper: k_p = 130 m_sub, k_d = 10 k_p Δt.\n",
-        "![Fig. 5](tan2011_fig5.png)\n",
-        mouse_section(out),
-        humanoid_section(out, quick),
-    ])
+    kf = load_keyframes(MOUSE)
+    mouse, mfacts = mouse_section(out)
+    gains_md, gains = M.paper_gains(kf)
+    pd_md, pd = M.pd_small(kf)
+    stiff_md, stiff = M.mouse_stiffness(kf, {})
+    human, hfacts = humanoid_section(out, quick)
+    parts = [
+        (None, "## §4.2 Keyframe interpolation with cross-faded SPD gains\n"),
+        ("keyframes", "Two SPD servos per DOF, toward the previous and the next key, zero target velocity, gains "
+         "k_i = (1−α)^p k_p and k_i+1 = (α^p + 0.005) k_p (`tracker/control/keyframe_spd.py`; one SPD with the "
+         "summed gains toward the gain-weighted target to 1e-13 N·m on scalar DOFs, "
+         "`tests/keyframes/test_two_servos.py`). The paper: k_p = 130 m_sub, k_d = 10 k_p Δt."),
+        (None, "![Fig. 5](tan2011_fig5.png)\n"),
+        *mouse,
+        (None, "### The mouse at the paper's gains, and when it meets its keys\n"), ("mouse-gains", gains_md),
+        (None, "### PD at 0.005 m_sub: why it diverges\n"), ("mouse-pd", pd_md),
+        (None, "### Linear against polynomial blending: how stiff\n"), ("mouse-stiffness", stiff_md),
+        *human,
+    ]
+    return parts, {"mouse": mfacts, "gains": gains, "pd": pd, "stiff": stiff, "humanoid": hfacts}
