@@ -1,4 +1,4 @@
-"""``tracker reproduce games105``'s SAMCON section in quick mode: a short search that stands (issue 20)."""
+"""``tracker reproduce games105``'s SAMCON section: the committed track (data/samcon/kick_1s) replays and stands."""
 
 from __future__ import annotations
 
@@ -6,16 +6,23 @@ import json
 import re
 
 from tracker.reproduce.games105 import SECTIONS, _samcon
+from tracker.reproduce.games105_samcon import TRACK_DIR
 
 
-def test_the_samcon_section_runs_a_short_search_whose_track_stands(tmp_path):
+def test_the_committed_track_replays_standing_and_the_section_writes_its_blocks(tmp_path) -> None:
     assert ("Sampling-based control: SAMCON", _samcon) in SECTIONS
-    text = _samcon(tmp_path, quick=True)
+    assert "tracker optimize data/motions/kick.bvh" in (TRACK_DIR / "README.md").read_text()
+    facts: dict = {}
+    text = _samcon(tmp_path, quick=True, facts=facts)
+    record = json.loads((TRACK_DIR / "optimize.json").read_text())
     costs = [float(c) for c in re.findall(r"^\| \d \| ([0-9.e+-]+) \|$", text, flags=re.M)]
-    assert len(costs) == 2 and costs[1] <= costs[0], text
-    info = json.loads((tmp_path / "samcon" / "optimize.json").read_text())
-    assert all(abs(a - b) < 1e-3 * b for a, b in zip(info["cost_per_iteration"], costs))  # the table shows 4 digits
-    metrics = json.loads((tmp_path / "samcon" / "metrics.json").read_text())
-    assert metrics["fell"] is False and metrics["root"] == "free"
-    assert (tmp_path / "samcon" / "cost_per_segment.png").is_file()
-    assert "| the optimised track replayed | False |" in text
+    assert len(costs) == 2 and costs[1] <= costs[0]
+    assert all(abs(a - b) < 1e-3 * b for a, b in zip(record["cost_per_iteration"], costs))
+    track = facts["samcon"]["track"]
+    assert track["fell_at"] is None and track["status"] == "ok"
+    assert "| the committed track | no |" in text
+    # the replay is the search's own: its root error is what the search's replay measured (0.0298 m)
+    assert abs(track["root_error_mean_m"] - 0.0298) < 5e-4
+    assert (tmp_path / "blocks" / "samcon.md").is_file() and (tmp_path / "blocks" / "samcon-params.md").is_file()
+    params = (tmp_path / "blocks" / "samcon-params.md").read_text()
+    assert "| segment length |" in params and "not read" in params

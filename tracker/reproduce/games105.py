@@ -1,18 +1,22 @@
 """Reproduce GAMES105 lecture 10 (Libin Liu, "Controlling characters") on our humanoid.
 
-The report is a list of sections (:data:`SECTIONS`), each a function ``(out, quick) ->
-markdown`` that writes its own figures into ``out``; later issues (sampling-based control,
-SAMCON) add theirs to the list. The balance section:
+The report is a list of sections (:data:`SECTIONS`), each a function ``(out, quick, facts) ->
+markdown`` that writes its figures into ``out``, its numbers as blocks of ``docs/games105.md``
+(:func:`tracker.reproduce.blocks.write_block`) and what the claims table needs into ``facts``:
 
-* **standing**: the authored stance (``data/poses/stand.yaml``) on a free root, tracked by
-  SPD with and without the CoM feedback, 30 s at 1/60 and 1/30 s: fell or not, when, CoM drift;
+* **PD stability** (:mod:`.games105_pd`): the slides' matrix ``A`` against PyBullet's 1-DOF joint;
+* **standing**: the authored stance (``data/poses/stand.yaml``) on a free root, 30 s at 1/60 and
+  1/30 s: SPD alone, SPD with the stance constraints and no feedback, with the feedback and no
+  constraints, and both (each strategy): fell or not, when, CoM drift;
 * **balance gains**: where the CoM settles against kp (the servo's deflection);
-* **pushes**: ``configs/sweeps/push.yaml``, 0.2 s pushes on the pelvis and the chest from
-  four directions, every strategy and none; the largest push survived and a survival plot.
+* **pushes**: ``configs/sweeps/push.yaml``, 0.2 s pushes on the pelvis and the chest from four
+  directions, every strategy and none; the largest push survived and a survival plot;
+* **clips**: the catch and the forearm pass on a free root with balance, with and without the ball;
+* **SAMCON** (:mod:`.games105_samcon`): a committed track replayed, and the parameters' sources.
 
-The sampling-based control section (issue 20) runs SAMCON briefly on the CMU walk's first second.
+The claims table (block ``claims``) is written last, from ``facts``. No search runs here.
 
-Usage: ``tracker reproduce games105 [--out DIR] [--quick]``.
+Usage: ``tracker reproduce games105 [--out DIR] [--quick] [--check | --write-docs]``.
 """
 
 from __future__ import annotations
@@ -23,56 +27,92 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tracker.atomic import atomic_target
+from tracker.reproduce.blocks import write_block
+from tracker.reproduce.games105_claims import claims_markdown
+
+PAGE = "games105.md"
 
 TITLE = ("GAMES105 lecture 10: static balance by CoM feedback through the Jacobian transpose (free root, pushes) "
          "and sampling-based control (SAMCON)")
 
 
-def _standing(out: Path, quick: bool) -> str:
+#: The standing table's rows: (label, BalanceOptions keyword arguments, or None for SPD alone).
+STANDING_ROWS: tuple[tuple[str, dict | None], ...] = (
+    ("none (SPD alone)", None),
+    ("constraints, no feedback", {"kp": 0.0, "kd": 0.0}),
+    ("jacobian (constraints + feedback)", {}),
+    ("ankle (constraints + feedback)", {"strategy": "ankle"}),
+    ("hip (constraints + feedback)", {"strategy": "hip"}),
+    ("feedback, no constraints", {"constraints": False}),
+)
+
+
+def _pd(out: Path, quick: bool, facts: dict) -> str:
+    from tracker.reproduce import games105_pd as pd
+
+    g = pd.grid(quick)
+    limits = pd.humanoid_limits()
+    pd.figure(g, out / "games105_pd_stability.png")
+    text = pd.markdown(g, limits)
+    write_block(out, "pd-stability", text)
+    facts["pd"] = dict(zip(("cells", "agree", "err"), pd.agreement(g)), limits=limits)
+    return text + "\n\n![PD stability](games105_pd_stability.png)"
+
+
+def _standing(out: Path, quick: bool, facts: dict) -> str:
     from tracker.control.balance import BalanceOptions
     from tracker.sim.push import Push, run_push
     from tracker.sim.stance import stand_simulation
 
     seconds = 5.0 if quick else 30.0
-    lines = [f"### Standing: the authored stance on a free root, {seconds:g} s\n",
-             "| dt | feedback | fell | at t (s) | CoM drift (m) | largest CoM offset (m) |", "|---|---|---|---:|---:|---:|"]
+    lines = [f"Standing: the authored stance on a free root, {seconds:g} s.", "",
+             "| dt | balance | fell | at t (s) | CoM drift (m) | largest CoM offset (m) |", "|---|---|---|---:|---:|---:|"]
+    rows = facts["standing"] = {}
     for dt, label in ((1 / 60, "1/60"), (1 / 30, "1/30")):
-        for name, bal in (("none (SPD alone)", None), ("jacobian", BalanceOptions()),
-                          ("ankle", BalanceOptions(strategy="ankle")), ("hip", BalanceOptions(strategy="hip"))):
-            sim = stand_simulation(dt=dt, balance=bal)
+        for name, kw in STANDING_ROWS:
+            sim = stand_simulation(dt=dt, balance=None if kw is None else BalanceOptions(**kw))
             try:
                 o = run_push(sim, Push(force=0.0), seconds)
             finally:
                 sim.close()
+            rows[(label, name)] = o
             at = f"{o.fell_time_s:.3f}" if o.fell else "—"
             lines.append(f"| {label} | {name} | {'FELL' if o.fell else 'no'} | {at} | {o.com_drift_m:.4f} | "
                          f"{o.max_com_offset_m:.4f} |")
     lines.append("\nCoM drift: horizontal distance between the CoM at the start and at the end; a fall is a link "
-                 "other than a foot on the ground or the CoM below half its height.")
-    return "\n".join(lines)
+                 "other than a foot on the ground or the CoM below half its height. Constraints: the stance "
+                 "contacts held in SPD's prediction; feedback: the CoM force through J̃ᵀ (kp = 4000 N/m, "
+                 "kd = 400 N·s/m).")
+    text = "\n".join(lines)
+    write_block(out, "standing", text)
+    return text
 
 
-def _gains(out: Path, quick: bool) -> str:
+def _gains(out: Path, quick: bool, facts: dict) -> str:
     from tracker.control.balance import BalanceOptions
     from tracker.sim.push import Push, run_push
     from tracker.sim.stance import stand_simulation
 
     kps = (1000.0, 4000.0) if quick else (500.0, 1000.0, 2000.0, 4000.0, 8000.0)
-    lines = ["### Balance gain: where the CoM settles (1/60 s, 5 s)\n",
+    lines = ["Balance gain: where the CoM settles (1/60 s, 5 s).", "",
              "| kp (N/m) | kd (N·s/m) | fell | CoM drift (m) |", "|---:|---:|---|---:|"]
+    facts["gains"] = {}
     for kp in kps:
         sim = stand_simulation(balance=BalanceOptions(kp=kp, kd=0.1 * kp))
         try:
             o = run_push(sim, Push(force=0.0), 5.0)
         finally:
             sim.close()
+        facts["gains"][kp] = o
         lines.append(f"| {kp:g} | {0.1 * kp:g} | {'FELL' if o.fell else 'no'} | {o.com_drift_m:.4f} |")
-    lines.append("\nThe servos resist the feedback, so the CoM settles where the two balance; kp = 4000 N/m (the "
-                 "default) keeps that under 1 cm.")
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    write_block(out, "gains", text)
+    return text
 
 
-def _pushes(out: Path, quick: bool) -> str:
+def _pushes(out: Path, quick: bool, facts: dict) -> str:
+    import shutil
+
     from tracker.analysis.push_plots import write_sweep
     from tracker.paths import CONFIG_DIR
     from tracker.sim.push import load_sweep, run_sweep, survival_table
@@ -84,78 +124,89 @@ def _pushes(out: Path, quick: bool) -> str:
     rows = run_sweep(settings)
     table = survival_table(rows)
     write_sweep(out, rows, table)
+    if (out / "survival.png").is_file():
+        shutil.copyfile(out / "survival.png", out / "games105_survival.png")
     dirs = [d for d, _ in settings.directions]
-    lines = [f"### Pushes: largest 0.2 s push survived (N), dt = {settings.dt:.4f} s\n",
+    lines = [f"Largest 0.2 s push survived (N), dt = {settings.dt:.4f} s.", "",
              "| strategy | link | " + " | ".join(dirs) + " |", "|---|---|" + "---:|" * len(dirs)]
-    for s in settings.strategies:
+    best = 0.0
+    for st in settings.strategies:
         for link in settings.links:
             cells = []
             for d in dirs:
                 v = next(r["largest_survived_n"] for r in table
-                         if (r["strategy"], r["link"], r["direction"]) == (s, link, d))
+                         if (r["strategy"], r["link"], r["direction"]) == (st, link, d))
                 cells.append("falls unpushed" if math.isnan(v) else f"{v:g}")
-            lines.append(f"| {s} | {link} | " + " | ".join(cells) + " |")
-    lines.append(f"\nForces tried: {', '.join(f'{f:g}' for f in settings.forces)} N. ![survival](survival.png)\n\n"
-                 "Every push: `survival.csv`; the table: `largest.csv`.")
-    return "\n".join(lines)
+                best = max(best, 0.0 if math.isnan(v) else v)
+            lines.append(f"| {st} | {link} | " + " | ".join(cells) + " |")
+    facts["push_best"] = best
+    lines.append(f"\nForces tried: {', '.join(f'{f:g}' for f in settings.forces)} N.")
+    text = "\n".join(lines)
+    write_block(out, "pushes", text)
+    return text + "\n\n![survival](games105_survival.png)\n\nEvery push: `survival.csv`; the table: `largest.csv`."
 
 
-def _samcon(out: Path, quick: bool) -> str:
-    """A short SAMCON run (issue 20): the CMU walk's first second on a free root, no root force.
-
-    The settings are ``tracker optimize``'s for a bare clip (stance-held SPD with the weight fed forward, three
-    times the model's gains, 1/120 s in 4 substeps) with fewer samples; the full runs on the three goal clips
-    are in ``docs/samcon.md``.
-    """
-    from tracker.experiments.config import config_from_data
-    from tracker.paths import DATA_DIR, REPO_DIR
-    from tracker.sampling.optimize import clip_config, optimize, plain_outcome
-    from tracker.sampling.samcon import SamconOptions
-
-    clip = REPO_DIR.parent / "shared" / "mocap" / "cmu_02_01_walk.bvh"
-    note = ""
-    if not clip.is_file():  # anyone can run this: the project's own clip stands in for the shared capture
-        note = f"({clip} is not here: the project's authored `data/motions/kick.bvh` instead.)\n\n"
-        clip = DATA_DIR / "motions" / "kick.bvh"
-    duration, opt = ((0.5, SamconOptions(samples=32, keep=4, iterations=2, seed=0)) if quick
-                     else (1.0, SamconOptions(samples=300, keep=30, iterations=2, seed=0)))
-    cfg = config_from_data(clip_config(clip), out / f"{clip.stem}.yaml", [f"sim.duration={duration!r}"],
-                           origin="option")
-    res = optimize(cfg, out / "samcon", options=opt, workers=1 if quick else 2)
-    m, plain = res.replay.metrics, plain_outcome(res.plain)
-    lines = [f"### SAMCON: `{clip.name}`, the first {duration:g} s on a free root\n", note,
-             f"`tracker optimize {clip.name} --duration {duration:g} --samples {opt.samples} --keep {opt.keep} "
-             f"--iterations {opt.iterations}`: {res.result.rollouts} rollouts in {res.timing['solve_s']:.1f} s.\n",
-             "| iteration | best chain's cost |", "|---:|---:|"]
-    lines += [f"| {i + 1} | {c:.4g} |" for i, c in enumerate(res.result.cost_per_iteration)]
-    lines += ["", "| run | fell | mean joint error (rad) | mean root error (m) |", "|---|---|---:|---:|",
-              f"| the optimised track replayed | {m['fell']} | {m['joint_error_mean_rad']:.4f} | "
-              f"{m['root_error_mean_m']:.4f} |",
-              f"| the same servo without offsets | {plain.replace('did not fall', 'no')} | | |",
-              "", "![cost per segment](samcon/cost_per_segment.png)", "",
-              "The whole clips (CMU walk, Bandai walk, CMU kick; the goal of issue 20) and their solve times: "
-              "`docs/samcon.md`."]
-    return "\n".join(lines)
+#: The free-root clips with balance: (label, config, overrides).
+CLIPS = (("catch + basketball 9 m/s", "basketball_fast"), ("forearm pass + volleyball 15 m/s", "volleyball_fast"))
 
 
-#: The report's sections in order: (title, function). Later issues append theirs.
-SECTIONS: list[tuple[str, Callable[[Path, bool], str]]] = [
+def _clips(out: Path, quick: bool, facts: dict) -> str:
+    from tracker.experiments.config import load_config
+    from tracker.experiments.runner import build, simulate
+    from tracker.paths import CONFIG_DIR
+
+    lines = ["`tracker run configs/NAME.yaml --set root.mode=free --set controller.balance.enabled=true` "
+             "(the scenarios' own gains and 8 physics substeps), measured now:", "",
+             "| clip | ball | status | fell at (s) | simulated (s) |", "|---|---|---|---:|---:|"]
+    facts["clips"] = {}
+    for label, name in CLIPS:
+        sets = ["root.mode=free", "controller.balance.enabled=true"]  # 3 s each: quick too
+        for balls in (True, False):
+            rec, _ = simulate(build(load_config(CONFIG_DIR / f"{name}.yaml", sets)), balls=balls)
+            fell = rec.meta.get("fell_at")
+            facts["clips"][(name, balls)] = (rec.status, fell, float(rec.t[-1]))
+            lines.append(f"| {label.split(' + ')[0]} | {label.split(' + ')[1] if balls else 'none'} | {rec.status} | "
+                         f"{'—' if fell is None else f'{fell:.3f}'} | {float(rec.t[-1]):.3f} |")
+    text = "\n".join(lines)
+    write_block(out, "clips", text)
+    return text
+
+
+def _samcon(out: Path, quick: bool, facts: dict) -> str:
+    from tracker.reproduce import games105_samcon as sc
+
+    r = sc.replay(out / "samcon")
+    facts["samcon"] = r
+    text = sc.replay_markdown(r)
+    write_block(out, "samcon", text)
+    params = sc.parameters_markdown()
+    write_block(out, "samcon-params", params)
+    return text + "\n\n" + params
+
+
+#: The report's sections in order: (title, function).
+SECTIONS: list[tuple[str, Callable[[Path, bool, dict], str]]] = [
+    ("PD stability under semi-implicit Euler", _pd),
     ("Static balance: standing", _standing),
     ("Static balance: feedback gain", _gains),
     ("Static balance: pushes", _pushes),
+    ("Static balance: free-root clips", _clips),
     ("Sampling-based control: SAMCON", _samcon),
 ]
 
 
 def run(out: Path, *, quick: bool = False) -> Path:
-    """Run every section into ``out`` and write ``report.md``; returns its path."""
+    """Run every section into ``out``, write the claims block and ``report.md``; returns its path."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    parts = [f"# {TITLE}\n", "Numbers from `tracker reproduce games105" + (" --quick" if quick else "") + "`.\n"]
+    facts: dict = {}
+    body = []
     for title, fn in SECTIONS:
-        parts.append(f"## {title}\n")
-        parts.append(fn(out, quick))
-        parts.append("")
+        body += [f"## {title}\n", fn(out, quick, facts), ""]
+    claims = claims_markdown(facts)
+    write_block(out, "claims", claims)
+    parts = [f"# {TITLE}\n", "Numbers from `tracker reproduce games105" + (" --quick" if quick else "") + "`.\n",
+             "## Claims\n", claims, ""] + body
     report = out / "report.md"
     with atomic_target(report, suffix=".md") as tmp:
         Path(tmp).write_text("\n".join(parts) + "\n", encoding="utf-8")
