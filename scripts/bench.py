@@ -307,6 +307,9 @@ def _print(name: str, rows: list[Row]) -> None:
     width = max(len(r.case) for r in rows)
     print(f"[{name}] {SECTIONS[name].__doc__.strip().splitlines()[0]}")
     for r in rows:
+        if r.seconds is None and r.ratio is None:  # a note line (the machine's load)
+            print(f"  {r.case}")
+            continue
         value = f"{r.seconds * 1e3:10.3f} ms" if r.seconds is not None else f"{r.ratio:10.2f} x "
         note = f"   {r.note}" if r.note else ""
         print(f"  {r.case:<{width}}  {value}{note}")

@@ -4,7 +4,6 @@ into ``scripts/bench.py``'s table (imported by it; run ``python scripts/bench.py
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -280,75 +279,4 @@ def _paired_balance_steps(sim, steps: int) -> dict[str, np.ndarray]:
     return total
 
 
-@section("rollout")
-def bench_rollout(args: argparse.Namespace) -> list[Row]:
-    """Rollouts (issue 20): steps per second of 0.1 s windows from saved states, against bare stepSimulation."""
-    import tracker.quiet  # noqa: F401
-    import pybullet as p
-
-    from tracker.experiments.config import config_from_data
-    from tracker.sim.offsets import OffsetTrack
-    from tracker.sampling.pool import RolloutPool
-    from tracker.sampling.rollout import RolloutRequest
-    from tracker.sim.snapshot import capture, forget, restore
-
-    cfg = config_from_data({"clip": {"path": str((MOCAP_DIR / "cmu_02_01_walk.bvh").resolve())},
-                            "root": {"mode": "free"}, "sim": {"dt": 1 / 60}}, REPO / "bench.yaml")
-    pool = RolloutPool(cfg, workers=1)
-    worker = pool.local
-    sim, client = worker.sim, worker.sim.world.client
-    start = worker.initial_state()
-    rng = np.random.default_rng(0)
-    lay = sim.layout
-    n_roll, window = 48, 0.1
-    reqs = []
-    for i in range(n_roll):
-        tr = OffsetTrack.zeros(lay, [0.0, window])
-        reqs.append(RolloutRequest(start, tr.with_values(rng.normal(0.0, 0.1, tr.values.shape)), window, tag=i))
-    steps = n_roll * int(round(window / sim.opt.dt))
-    rows: list[Row] = []
-
-    # The engine alone on the same trajectory: the torques of a tracked run, replayed open loop
-    # (deterministic physics: the same states, contacts and solver work as the controlled run).
-    sim.reset()
-    taus = [sim.step()["tau"] for _ in range(steps)]
-
-    def bare_steps():
-        sim.reset()
-        for tau in taus:
-            sim.character.apply_torques(tau)
-            p.stepSimulation(physicsClientId=client)
-    bare, _ = best_time(bare_steps, args.repeat)
-    rows.append(Row("bare stepSimulation (+ applying a recorded run's torques: same states)", bare / steps,
-                    note=f"{steps / bare:8.0f} steps/s"))
-
-    def plain():
-        sim.reset()
-        for _ in range(steps):
-            sim.step()
-    sec_plain, _ = best_time(plain, min(args.repeat, 3))
-    rows.append(Row("Simulation.step (SPD, free root, CMU walk, 1/60 s)", sec_plain / steps,
-                    note=f"{steps / sec_plain:8.0f} steps/s"))
-    cases = [("rollouts, end state kept (bullet)", reqs, 1),
-             ("rollouts, cost only", [dataclasses.replace(r, keep_end=False) for r in reqs], 1)]
-    for name, batch, workers in cases:
-        sec, _ = best_time(lambda: pool.run(batch), min(args.repeat, 3))
-        rows.append(Row(f"{name}: {n_roll} x {window:g} s windows, 1 worker", sec / steps,
-                        note=f"{steps / sec:8.0f} steps/s"))
-        rows.append(Row(f"{name}: stepSimulation / rollout step", ratio=bare / sec))
-    big = reqs * 8
-    for workers in (2,):
-        par = RolloutPool(cfg, workers=workers)
-        sec, _ = best_time(lambda: par.run(big), 1)
-        rows.append(Row(f"rollouts, {len(big)} x {window:g} s, {workers} worker processes (batch incl. start-up)",
-                        sec / (len(big) * steps / n_roll), note=f"{len(big) * steps / n_roll / sec:8.0f} steps/s"))
-    for tech in ("memory", "bullet"):
-        snap = capture(sim, tech)
-        save, _ = best_time(lambda: forget(sim, capture(sim, tech)) if tech == "memory" else capture(sim, tech),
-                            args.repeat * 20)
-        back, _ = best_time(lambda: restore(sim, snap), args.repeat * 20)
-        rows.append(Row(f"snapshot {tech}: capture", save))
-        rows.append(Row(f"snapshot {tech}: restore", back))
-        forget(sim, snap)
-    pool.close()
-    return rows
+import bench_rollout  # noqa: E402,F401  (the rollout section, after these in the table's order)

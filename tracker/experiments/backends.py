@@ -2,7 +2,9 @@
 
 :func:`parallel_map` calls ``fn(*job)`` for every job and yields the results as they finish.
 Worker processes are forked on Linux (they start with the parent's imports and caches) and die
-with their parent (:func:`die_with_parent`); Ray is the optional ``ray`` extra.
+with their parent (:func:`die_with_parent`); Ray is the optional ``ray`` extra. An :class:`Executor` keeps
+its processes (or its Ray connection, ``address`` naming a cluster started with ``ray start --head``) over
+many calls, for work whose batches are short (a search's rollouts).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from pathlib import Path
 
 from tracker.errors import ConfigError, TrackerError
@@ -99,28 +102,110 @@ def require_ray():
     return ray
 
 
-def ray_map(jobs: list[tuple], workers: int, fn):
-    ray = require_ray()
-    started = False
-    if not ray.is_initialized():
-        import tracker
-
-        pkg_parent = str(Path(tracker.__file__).resolve().parents[1])
-        env = {"PYTHONPATH": os.pathsep.join(p for p in (pkg_parent, os.environ.get("PYTHONPATH", "")) if p),
-               "OMP_NUM_THREADS": "1"}
-        kwargs: dict = {"runtime_env": {"env_vars": env}, "log_to_driver": False, "include_dashboard": False,
-                        "configure_logging": False}
-        if not os.environ.get("RAY_ADDRESS"):
-            kwargs["num_cpus"] = workers
-        ray.init(**kwargs)
-        started = True
+def ray_map(jobs: list[tuple], workers: int, fn, address: str | None = None):
+    started = connect_ray(workers, address)
     try:
-        remote = ray.remote(num_cpus=1)(fn)
-        pending = [remote.remote(*j) for j in jobs]
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                yield ray.get(ref)
+        yield from _ray_results(fn, jobs)
     finally:
         if started:
-            ray.shutdown()
+            require_ray().shutdown()
+
+
+def connect_ray(workers: int, address: str | None = None) -> bool:
+    """Connect this process to Ray (once): the cluster at ``address`` (``HOST:PORT``, else ``RAY_ADDRESS``),
+    or a local one of ``workers`` CPUs. True if this call connected (the caller shuts it down)."""
+    ray = require_ray()
+    if ray.is_initialized():
+        return False
+    import tracker
+
+    pkg_parent = str(Path(tracker.__file__).resolve().parents[1])
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (pkg_parent, os.environ.get("PYTHONPATH", "")) if p),
+           "OMP_NUM_THREADS": "1"}
+    kwargs: dict = {"runtime_env": {"env_vars": env}, "log_to_driver": False, "include_dashboard": False,
+                    "configure_logging": False}
+    if address:
+        kwargs["address"] = address
+    elif not os.environ.get("RAY_ADDRESS"):
+        kwargs["num_cpus"] = workers
+    ray.init(**kwargs)
+    return True
+
+
+def _ray_results(fn, jobs: list[tuple]):
+    ray = require_ray()
+    remote = ray.remote(num_cpus=1)(fn)
+    pending = [remote.remote(*j) for j in jobs]
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        for ref in done:
+            yield ray.get(ref)
+
+
+class Executor:
+    """Workers kept across many :meth:`map` calls (a search's batches): forked processes, or a Ray connection.
+
+    The processes (or Ray's worker processes, which Ray reuses from task to task) keep what ``fn`` caches
+    per process, such as a built simulation, so a batch pays for its work alone. Close it (or use it as a
+    context manager) to end the processes and disconnect from Ray.
+
+    Args:
+        workers: parallel workers (>= 1).
+        backend: ``local`` or ``ray``.
+        address: Ray cluster ``HOST:PORT`` (``ray``; default ``RAY_ADDRESS``, else a local Ray of ``workers`` CPUs).
+    """
+
+    def __init__(self, workers: int, backend: str = "local", address: str | None = None) -> None:
+        if backend not in ("local", "ray"):
+            raise ConfigError(f"backend {backend!r} is not one of: local, ray")
+        self.workers, self.backend, self.address = workers, backend, address
+        self._pool = None
+        self._ray_started = False
+        self._ray = False
+
+    def map(self, fn, jobs: list[tuple]):
+        """``fn(*job)`` for every job; yields the results as they finish."""
+        if self.backend == "ray":
+            if not self._ray:
+                self._ray_started = connect_ray(self.workers, self.address)
+                self._ray = True
+            yield from _ray_results(fn, jobs)
+            return
+        if self.workers == 1:
+            for j in jobs:
+                yield fn(*j)
+            return
+        if self._pool is None:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            method = "fork" if sys.platform.startswith("linux") else "spawn"  # as pool_map
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context(method),
+                                             initializer=die_with_parent, initargs=(os.getpid(),))
+            # an executor dropped without close() still ends its processes
+            weakref.finalize(self, self._pool.shutdown, wait=False, cancel_futures=True)
+        from concurrent.futures import as_completed
+
+        futures = [self._pool.submit(fn, *j) for j in jobs]
+        try:
+            for fut in as_completed(futures):
+                yield fut.result()
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+
+    def close(self) -> None:
+        """End the worker processes; disconnect from Ray if this executor connected."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        if self._ray_started:
+            require_ray().shutdown()
+        self._ray = self._ray_started = False
+
+    def __enter__(self) -> "Executor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

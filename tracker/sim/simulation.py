@@ -257,7 +257,7 @@ class Simulation:
         q0, v0 = self.reference.sample(self.opt.start)
         self.character.reset_state(q0, v0)
         self._state = None  # the state read after the last step (None: read it anew)
-        self._ref_next = None  # (t, q, v): the last t_{n+1} sample, which is the next step's t_n target
+        self._ref_next = self._aim_last = None  # the last t_{n+1} sample (t, q, v) and aim (_aim), the next t_n's
         self.t = self.opt.start
         if getattr(self, "_rewind", None) is not None:
             self._rewind.invalidate()  # the world was teleported: nothing to replay from
@@ -307,8 +307,8 @@ class Simulation:
         target = (key_target(self.t + dt) if key_target is not None
                   else Target(q_next, v_next, q_now, v_now, t=self.t + dt))
         if self.offsets is not None:  # aim at reference ⊕ Δ (tracker.sim.offsets); rows keep the clip
-            target = target._replace(q=self.offsets.apply(self.layout, target.q, self.t + dt),
-                                     q_now=self.offsets.apply(self.layout, q_now, self.t))
+            aim_now = self._aim(q_now, self.t)
+            target = target._replace(q=self._aim(target.q, self.t + dt, keep=True), q_now=aim_now)
         state = State(q, v)
         tau = self._servo(state, target)
         if self._should_peek():
@@ -370,6 +370,16 @@ class Simulation:
             return
         lim = self.gains.tau_max
         self._reserve = (np.asarray(v, dtype=float), acc * self.opt.dt, np.maximum(lim - np.abs(tau), 0.0))
+
+    def _aim(self, q: np.ndarray, t: float, keep: bool = False) -> np.ndarray:
+        """``q ⊕ Δ(t)``; a step's ``t_{n+1}`` aim (``keep``) is reused as the next step's ``t_n`` one (same inputs)."""
+        last = self._aim_last
+        if last is not None and last[0] is self.offsets and last[1] is q and last[2] == t:
+            return last[3]
+        out = self.offsets.apply(self.layout, q, t)
+        if keep:
+            self._aim_last = (self.offsets, q, t, out)
+        return out
 
     def _reference_now(self) -> tuple[np.ndarray, np.ndarray]:
         """The reference at ``t_n``: the previous step's ``t_{n+1}`` sample when the clock agrees."""
