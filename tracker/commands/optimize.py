@@ -23,6 +23,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "recording.npz, report.md). A clip (BVH...) is tracked on a free root with stance-held SPD, the "
                     "weight fed forward, 3x the model's gains, 1/120 s in 4 physics substeps (override with "
                     "--set / --dt); a config as it says (its balls fly in the replay, not in the search). "
+                    "A first frame a few mm above the floor is settled onto it; a clip whose start cannot stand "
+                    "starts at its first planted frame (said in one line). The search shows a progress bar on a "
+                    "terminal, else one log line per window (best cost, joint and root error against the goal "
+                    "0.10 rad / 0.15 m, elapsed and estimated time left). "
                     "Exit status: 0 ok, 2 bad input, 3 the replay diverged, 4 the replay fell.",
     )
     p.add_argument("source", help="clip (BVH, reference .npz, DeepMimic .txt) or experiment config (YAML)")
@@ -32,7 +36,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="passes over the clip (samcon) or CMA-ES generations per segment (cma); 1 to 1000, "
                         "default 3")
     p.add_argument("--samples", type=bounded_int(1, 100_000, "samples"), default=2000,
-                   help="rollouts per segment and iteration (1 to 100000; default 2000)")
+                   help="rollouts per segment and iteration, for both methods (samcon: per pass, shared by "
+                        "the kept states; cma: the population of each generation, at least 2): samples x "
+                        "iterations x segments in all, samcon adding one per segment from its second iteration "
+                        "for the best chain it carries (1 to 100000; default 2000)")
     p.add_argument("--keep", type=bounded_int(1, 10_000, "keep"), default=200,
                    help="start states kept per segment (samcon; 1 to 10000 and at most --samples; default 200)")
     p.add_argument("--segment", type=bounded_float(0, 60, "segment", "s", lo_open=True), default=0.1,
@@ -58,6 +65,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=bounded_int(1, MAX_WORKERS, "workers"), default=1,
                    help=f"parallel rollout workers (1 to {MAX_WORKERS}; default 1)")
     p.add_argument("--backend", default="local", choices=("local", "ray"), help="worker backend (as tracker sweep)")
+    p.add_argument("--address", default=None, metavar="HOST:PORT",
+                   help="with --backend ray: a running Ray cluster to use (started with 'ray start --head' on "
+                        "one machine, 'ray start --address HOST:PORT' on the others); default RAY_ADDRESS, else "
+                        "a local Ray is started")
     p.add_argument("--seed", type=bounded_int(0, MAX_SEED, "seed"), default=0,
                    help="random seed (0 to 2^32 - 1; the result depends on it alone)")
     p.add_argument("--start", type=clip_or_file_time, default=None, metavar="TIME",
@@ -151,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
     from tracker.experiments.runner import default_out_dir
     from tracker.outdir import check_out, check_path, clear_run_files
     from tracker.sampling.optimize import optimize, plain_outcome
+    from tracker.sampling.watch import SearchLog
     from tracker.sampling.samcon import DEFAULT_WIDTHS, SamconOptions
 
     check_path(args.source, "the clip or config")
@@ -211,15 +223,19 @@ def run(args: argparse.Namespace) -> int:
         settings.append("--weights=" + ",".join(f"{k}={v:g}" for k, v in dataclasses.asdict(args.weights).items()))
     cmd = "tracker optimize " + " ".join(shlex.quote(a) for a in settings)
     header = f"Replay config of: {cmd}\nRun it again with: tracker run <this file>"
+    if args.address and args.backend != "ray":
+        raise ConfigError("optimize: --address names a Ray cluster; give --backend ray with it")
     res = optimize(cfg, out, method=args.method, options=opt, workers=args.workers, backend=args.backend,
-                   progress=sys.stderr.isatty(), header=header, weights=args.weights,
-                   init=args.init)
+                   header=header, weights=args.weights, init=args.init, log=SearchLog(sys.stderr),
+                   address=args.address)
     m = res.replay.metrics
     costs = ", ".join(f"{c:.4g}" for c in res.result.cost_per_iteration)
     print(f"{args.method}: {res.result.rollouts} rollouts in {res.timing['solve_s']:.1f} s; cost per iteration {costs}")
+    b = m.get("baseline", {})
     print(f"replay: fell {m.get('fell')}, joint error {m.get('joint_error_mean_rad', float('nan')):.4f} rad, "
           f"root error {m.get('root_error_mean_m', float('nan')):.3f} m, feet up to "
           f"{100 * m.get('foot_penetration_max_m', float('nan')):.1f} cm below the ground; plain SPD "
-          + plain_outcome(res.plain))
+          + plain_outcome(res.plain) + f" (joint error {b.get('joint_error_mean_rad', float('nan')):.4f} rad, "
+          f"root error {b.get('root_error_mean_m', float('nan')):.3f} m)")
     print(f"wrote {res.folder}/ (offsets.npz, optimize.json, optimize.md, metrics.json, recording.npz)")
     return exit_status(res.replay)

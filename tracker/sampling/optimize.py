@@ -1,6 +1,7 @@
 """``tracker optimize``: search an offset track for a config, then replay it as ``tracker run`` does.
 
-:func:`optimize` checks that the character can stand at the clip's start, runs SAMCON
+:func:`optimize` settles the clip's start onto the floor, or moves it to its first planted frame
+(:mod:`tracker.sampling.start`), runs SAMCON
 (:func:`~tracker.sampling.samcon.samcon`) or the per-segment CMA-ES
 (:func:`~tracker.sampling.samcon.cma_segments`) on a :class:`~tracker.sampling.pool.RolloutPool`, and
 writes into the output folder::
@@ -8,11 +9,13 @@ writes into the output folder::
     offsets.npz            the offset track (tracker.sim.offsets; controller.offsets of a config)
     optimize.json          method, settings, cost per iteration and per segment, segment times, rollouts
     cost_per_iteration.png, cost_per_segment.png
-    optimize.md            the optimisation's report (settings, costs, the replay against plain SPD)
+    optimize.md            the optimisation's report (settings, costs, the replay beside the plain servo)
+    reference.npz          only when the clip's first frame hovered: the lowered clip the replay tracks
     checkpoint.pkl(.key)   while searching: the state after the last segment; the same command, killed and
                            run again, goes on from it (and ends with the uninterrupted result)
     config.yaml, metrics.json, recording.npz, plots, report.md    the replay: tracker run of the config
-                           with controller.offsets = offsets.npz (the same keys as tracker run)
+                           with controller.offsets = offsets.npz (the same keys as tracker run; metrics.json
+                           also holds ``baseline``: the same metrics of the plain servo, offsets null)
     timing.json            wall-clock times (solve, replay)
 
 Everything but ``timing.json`` depends on the config and the settings (seed included) alone.
@@ -69,49 +72,34 @@ def clip_config(source) -> dict:
     return raw
 
 
-def check_stance(cfg):
-    """Refuse a clip the model cannot stand in at its start: no foot on the ground; returns the prepared config.
-
-    Raises:
-        ConfigError: naming the clip, the time, and what touches the ground instead.
-    """
-    from tracker.experiments.runner import build, make_simulation
-    from tracker.sim.support import support_of, touching_links
-
-    prep = build(cfg)
-    sim = make_simulation(prep)  # a throwaway simulation: settling contacts changes the engine's caches
-    try:
-        sim.world.settle_contacts(sim.character)
-        if support_of(sim.character, sim.world.ground).empty:
-            others = touching_links(sim.character, sim.world.ground)
-            where = f"only {', '.join(others)} touch the ground" if others else "nothing touches the ground"
-            raise ConfigError(f"{cfg.clip.path}: the model cannot stand at t = {cfg.clip.start:g} s: {where} "
-                              f"(feet: {', '.join(prep.model.feet)}); optimize needs a clip that starts on its feet")
-    finally:
-        sim.close()
-    return prep
-
-
 def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers: int = 1, backend: str = "local",
-             progress: bool = False, header: str = "", weights=None, init: str | Path | None = None) -> OptimizeOutcome:
+             progress: bool = False, header: str = "", weights=None, init: str | Path | None = None,
+             log=None, address: str | None = None) -> OptimizeOutcome:
     """Search, write and replay (module docstring).
 
+    ``address``: a running Ray cluster's ``HOST:PORT`` (``backend="ray"``; default ``RAY_ADDRESS``, else a
+    local one is started).
+
     ``init``: an offset-track file to start SAMCON from (:func:`~tracker.sampling.samcon.samcon`'s ``init``).
+    ``log``: a :class:`~tracker.sampling.watch.SearchLog` that shows the search (a bar on a terminal, else a
+    line per window) and says where it started and what it resumed; None: ``progress`` draws a bar, or nothing.
 
     Raises:
-        ConfigError: unknown method, bad settings, a clip the model cannot stand in at its start, an
-            ``init`` track that is not a readable track for this model or is given to ``cma``.
+        ConfigError: unknown method, bad settings, a clip the model cannot stand in at its start nor at its
+            first planted frame, an ``init`` track that is not a readable track for this model or is given to ``cma``.
     """
-    from tracker.experiments.runner import build, open_result_folder, run_experiment, simulate
+    from tracker.experiments.runner import open_result_folder, run_experiment
     from tracker.sampling.pool import RolloutPool
-    from tracker.sampling.samcon import SamconOptions, cma_segments, samcon
+    from tracker.sampling.samcon import SamconOptions, cma_segments, samcon, segment_times
+    from tracker.sampling.start import plan_start
+    from tracker.sampling.watch import SearchLog
 
     if method not in METHODS:
         raise ConfigError(f"method {method!r} is not one of: {', '.join(METHODS)}")
     opt = options or SamconOptions()
     opt.check()
-    prep = check_stance(cfg)
-    from tracker.sampling.samcon import segment_times
+    start, prep = plan_start(cfg)  # the start settled onto the floor, or moved to the first planted frame
+    cfg = start.config
 
     init_track, init_key = None, ""
     if init is not None:
@@ -128,19 +116,17 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     t_end = cfg.clip.start + cfg.duration if cfg.duration is not None else prep.reference.duration
     segment_times(cfg.clip.start, t_end, opt.segment, cfg.sim.dt)  # a bad segment length fails before any file
     folder = open_result_folder(out)
+    if start.reference is not None:
+        start.reference.save(folder / "reference.npz")
+        cfg = start.with_reference_at((folder / "reference.npz").resolve())
+    if log is None and progress:
+        log = SearchLog(bar=True)
+    for note in start.notes():
+        if log is not None:
+            log.say(note)
     # the search runs without the config's balls; the replay has them
-    pool = RolloutPool(cfg, workers=workers, backend=backend, weights=weights)
+    pool = RolloutPool(cfg, workers=workers, backend=backend, weights=weights, address=address)
     timing: dict = {}
-    bar, report = None, None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=opt.iterations, unit="it", desc=f"{method}", leave=False)
-
-        def report(it, k, n, cost):
-            bar.set_postfix_str(f"segment {k + 1}/{n} cost {cost:.4g}", refresh=False)
-            if k == n - 1:
-                bar.update(1)
     from tracker.experiments.config import dump_config
     from tracker.sampling.samcon import Checkpoint
 
@@ -149,14 +135,18 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     if init_track is not None:
         key = f"init: sha256 {init_key}\n{key}"
     checkpoint = Checkpoint(folder / "checkpoint.pkl", key)
+    if log is not None:
+        checkpoint.announce = lambda state: log.say(_resumed(checkpoint.path, method, opt, state))
+    if log is not None:
+        log.begin()
     t0 = time.perf_counter()
     try:
         run = samcon if method == "samcon" else cma_segments
         extra = {"init": init_track} if init_track is not None else {}
-        res = run(pool, options=opt, progress=report, checkpoint=checkpoint, **extra)
+        res = run(pool, options=opt, checkpoint=checkpoint, watch=log, **extra)
     finally:
-        if bar is not None:
-            bar.close()
+        if log is not None:
+            log.close()
         pool.close()
     timing["solve_s"] = time.perf_counter() - t0
     timing["resumed_from"] = checkpoint.resumed  # None: searched from the start
@@ -167,20 +157,54 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
         "options": {k: (list(map(list, v)) if k == "widths" else v) for k, v in dataclasses.asdict(opt).items()},
         "cost_per_iteration": res.cost_per_iteration.tolist(), "segment_costs": res.segment_costs.tolist(),
         "segment_times": res.times.tolist(), "rollouts": int(res.rollouts), "fell": list(res.fell),
-        "init": str(Path(init).resolve()) if init is not None else None})
+        "init": str(Path(init).resolve()) if init is not None else None,
+        "start": {"clip_start_s": cfg.clip.start, "settled_m": start.settled_m, "moved_from_s": start.moved_from,
+                  "file_frame": start.file_frame}})
     _plots(folder, res, method)
-    plain_rec, _ = simulate(build(cfg))  # plain SPD toward the clip: how it fares without the offsets
-    plain = {"fell_at": plain_rec.meta.get("fell_at"), "status": plain_rec.status,
-             "diverged_at": float(plain_rec.t[-1]) if plain_rec.diverged and len(plain_rec.t) else None,
-             "height_share": _height_share(plain_rec)}
+    if log is not None:
+        log.say("baseline: the plain servo (no offsets, the same settings) ...")
+    plain_cfg = cfg.replace(controller=dataclasses.replace(cfg.controller, offsets=None))
+    plain, baseline = _baseline(plain_cfg)
     replay_cfg = cfg.replace(controller=dataclasses.replace(cfg.controller, offsets=str((folder / "offsets.npz").resolve())))
+    if log is not None:
+        log.say("replay: tracker run with the offsets ...")
     t0 = time.perf_counter()
     outcome = run_experiment(replay_cfg, folder, header=header)
     timing.update(outcome.timing)
     timing["replay_s"] = time.perf_counter() - t0
+    outcome.metrics["baseline"] = baseline
+    write_json_atomic(folder / "metrics.json", outcome.metrics)
     write_json_atomic(folder / "timing.json", timing)
-    write_text_atomic(folder / "optimize.md", _report(cfg, method, opt, res, outcome.metrics, plain, timing, init))
+    write_text_atomic(folder / "optimize.md", _report(cfg, method, opt, res, outcome.metrics, plain, timing, init,
+                                                      start.notes()))
     return OptimizeOutcome(res, outcome, plain, folder, timing)
+
+
+#: The metrics of the plain servo put beside the result's in ``metrics.json`` (``baseline``).
+BASELINE_SKIP = ("name", "clip_timing", "file_times", "impact", "message")
+
+
+def _baseline(cfg) -> tuple[dict, dict]:
+    """The plain servo (``cfg`` without offsets): ``(how it ended, for plain_outcome; its metrics)``."""
+    from tracker.experiments.runner import build, compute_metrics, simulate
+
+    prep = build(cfg)
+    rec, _ = simulate(prep)
+    plain = {"fell_at": rec.meta.get("fell_at"), "status": rec.status,
+             "diverged_at": float(rec.t[-1]) if rec.diverged and len(rec.t) else None,
+             "height_share": _height_share(rec)}
+    metrics = {k: v for k, v in compute_metrics(prep, rec, None, {}).items() if k not in BASELINE_SKIP}
+    metrics["fell_at"] = plain["fell_at"]
+    return plain, metrics
+
+
+def _resumed(path: Path, method: str, opt, state: dict) -> str:
+    """``resumed from PATH (iteration k of n)``, for samcon, ``(segment k of n ...)`` for cma."""
+    if method == "samcon":
+        it = min(int(state.get("iteration", 0)) + 1, opt.iterations)
+        return f"resumed from {path} (iteration {it} of {opt.iterations}), at segment {int(state['segment']) + 1}"
+    return (f"resumed from {path} (segment {int(state['segment']) + 1}: the segments before it done, "
+            f"{opt.iterations} generations each)")
 
 
 def _plots(folder: Path, res, method: str) -> None:
@@ -246,10 +270,14 @@ def _height_share(rec) -> float | None:
     return float(rec.q[good[-1], 2] / rec.q_ref[good[-1], 2]) if len(good) else None
 
 
-def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict, init=None) -> str:
-    lines = [f"# {method}: {Path(cfg.clip.path).name}", "",
+def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict, init=None, notes=()) -> str:
+    source = cfg.clip.path if not notes or not str(cfg.clip.path).endswith("reference.npz") else "the lowered clip"
+    lines = [f"# {method}: {Path(source).name}", "", *[f"{n[0].upper()}{n[1:]}." for n in notes],
+             *([""] if notes else []),
              f"Window {res.times[0]:.3f}-{res.times[-1]:.3f} s in {len(res.times) - 1} segments of {opt.segment:g} s; "
-             f"{opt.samples} samples per segment, keep {opt.keep} ({opt.selection}), {opt.iterations} iterations, "
+             f"{opt.samples} samples per segment and iteration, "
+             + (f"keep {opt.keep} ({opt.selection}), {opt.iterations} iterations, " if method == "samcon"
+                else f"{opt.iterations} CMA-ES generations per segment, ")
              + (f"look-ahead {opt.lookahead} segments, " if getattr(opt, "lookahead", 0) else "")
              + (f"started from {init}, " if init is not None else "")
              + _widths_note(opt)
@@ -257,11 +285,17 @@ def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict
              f"{res.rollouts} rollouts in {timing['solve_s']:.1f} s.", "",
              "| iteration | cost |", "|---:|---:|"]
     lines += [f"| {i + 1} | {c:.5g} |" for i, c in enumerate(res.cost_per_iteration)]
-    lines += ["", "Replay (tracker run with controller.offsets = offsets.npz):", "",
-              f"- fell: {metrics.get('fell')}",
-              f"- joint error mean: {metrics.get('joint_error_mean_rad', float('nan')):.4f} rad",
-              f"- root position error mean: {metrics.get('root_error_mean_m', float('nan')):.4f} m",
-              f"- plain SPD toward the clip (no offsets): {plain_outcome(plain)}",
+    base = metrics.get("baseline", {})
+    nan = float("nan")
+    lines += ["", "Replay (tracker run with controller.offsets = offsets.npz) beside the plain servo (the same "
+              "settings, controller.offsets = null; `baseline` in metrics.json):", "",
+              "| | with the offsets | plain servo |", "|---|---:|---:|",
+              f"| fell | {metrics.get('fell')} | {base.get('fell')} |",
+              f"| joint error mean, rad | {metrics.get('joint_error_mean_rad', nan):.4f} | "
+              f"{base.get('joint_error_mean_rad', nan):.4f} |",
+              f"| root position error mean, m | {metrics.get('root_error_mean_m', nan):.4f} | "
+              f"{base.get('root_error_mean_m', nan):.4f} |", "",
+              f"The plain servo: {plain_outcome(plain)}.",
               "", "![cost per iteration](cost_per_iteration.png)", "",
               "![cost per segment](cost_per_segment.png)", ""]
     return "\n".join(lines)

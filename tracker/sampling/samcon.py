@@ -127,6 +127,8 @@ class _Node:
     fell: bool = False
     incumbent: bool = False
     rank: float = 0.0  # what the selection orders by: the segment's cost plus its look-ahead's
+    q_end: np.ndarray | None = None  # the end state's q until the errors below are read from it
+    err: np.ndarray | None = None  # the chain's joint and root errors summed over its boundaries, and their count
 
 @dataclass(frozen=True)
 class SamconResult:
@@ -190,7 +192,7 @@ def segment_times(t0: float, t1: float, segment: float, dt: float) -> np.ndarray
 
 
 def samcon(pool, t_end: float | None = None, options: SamconOptions | None = None,
-           progress=None, checkpoint=None, init: OffsetTrack | None = None) -> SamconResult:
+           progress=None, checkpoint=None, init: OffsetTrack | None = None, watch=None) -> SamconResult:
     """Run SAMCON on ``pool``'s config from its start to ``t_end`` (module docstring).
 
     Args:
@@ -205,6 +207,8 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
             search's segment boundaries (``Δ(t_0) = 0`` kept): the first iteration samples around it,
             with the full widths, and carries it as the best chain so far, so the result's cost is
             never above the track's own by this search's cost. None: start from the clip (zeros).
+        watch: ``watch(status)`` after each segment with a :class:`~tracker.sampling.watch.SearchStatus`
+            (the best chain's cost and errors, the windows done), or None.
     """
     opt = options or SamconOptions()
     opt.check()
@@ -259,7 +263,7 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
             results = pool.run(requests)
             rollouts += len(results)
             nodes = [_Node(kn, r.cost, par.total + r.cost, r.end, par, r.fell or par.fell, i == inc_node,
-                           r.cost + r.look_cost)
+                           r.cost + r.look_cost, r.q_end if watch is not None else None)
                      for i, (r, par, kn) in enumerate(zip(results, parents, knots)) if np.isfinite(r.cost)]
             if not nodes:
                 raise ConfigError(f"samcon: every sample of segment {k} ({times[k]:.2f}-{times[k + 1]:.2f} s) "
@@ -280,6 +284,10 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
             kept = chosen
             if progress is not None:
                 progress(it, k, n_seg, min(n.total for n in kept))
+            if watch is not None:
+                _read_errors(lay, ref, float(times[k + 1]), kept)
+                top = min(kept, key=lambda n: (n.total, not n.incumbent))
+                watch(_status("samcon", opt, it, k, times, top.total, top.err, rollouts))
             if checkpoint is not None and not last:
                 checkpoint.save(dict(iteration=it, segment=k + 1, kept=kept, incumbent=incumbent, mean=mean,
                                      costs=costs, segment_costs=seg_costs, fell=fell, rollouts=rollouts))
@@ -312,7 +320,7 @@ class Checkpoint:
     tool wrote into a result folder of yours (pickle runs code from the file it reads).
     """
 
-    VERSION = 1
+    VERSION = 2
 
     def __init__(self, path, key: str) -> None:
         from pathlib import Path
@@ -321,6 +329,8 @@ class Checkpoint:
         self.key = f"tracker samcon checkpoint v{self.VERSION}\n{key}"
         #: what :meth:`load` found: ``{"iteration": i, "segment": k}`` (SAMCON) or ``{"segment": k}`` (cma)
         self.resumed: dict | None = None
+        #: called with the loaded state when a search goes on from the checkpoint (None: nothing said)
+        self.announce = None
 
     def load(self) -> dict | None:
         import pickle
@@ -334,6 +344,8 @@ class Checkpoint:
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ValueError):
             return None  # no checkpoint, or a broken one: start from the beginning
         self.resumed = {k: state[k] for k in ("iteration", "segment") if k in state}
+        if self.announce is not None:
+            self.announce(state)
         return state
 
     def save(self, state: dict) -> None:
@@ -394,6 +406,30 @@ def spread_select(costs, keep: int, share: float = 0.6, power: float = 6.0) -> l
     return sorted(out)
 
 
+def _read_errors(layout, ref, t: float, nodes: list[_Node]) -> None:
+    """Add each node's boundary errors at clip time ``t`` (from its ``q_end``, then dropped) to its parent's."""
+    from tracker.sampling.watch import boundary_errors
+
+    fresh = [n for n in nodes if n.q_end is not None]
+    errs = boundary_errors(layout, np.array([n.q_end for n in fresh]), ref.sample(t)[0]) if fresh else []
+    for n, e in zip(fresh, errs):
+        before = getattr(n.parent, "err", None)
+        n.err = (before if before is not None else np.zeros(3)) + np.array([e[0], e[1], 1.0])
+        n.q_end = None
+
+
+def _status(method: str, opt, it: int, k: int, times: np.ndarray, cost: float, err, rollouts: int):
+    """The :class:`~tracker.sampling.watch.SearchStatus` after iteration ``it``'s segment ``k``."""
+    from tracker.sampling.watch import SearchStatus
+
+    n_seg = len(times) - 1
+    je, re_ = (err[0] / err[2], err[1] / err[2]) if err is not None and err[2] > 0 else (float("nan"),) * 2
+    return SearchStatus(method, it, opt.iterations, k, n_seg, float(times[k]), float(times[k + 1]), float(cost),
+                        float(je), float(re_), int(rollouts),
+                        (it * n_seg + k if method == "samcon" else k * opt.iterations + it) + 1,
+                        opt.iterations * n_seg)
+
+
 def _backtrack(node: _Node) -> list[_Node]:
     chain = []
     while node is not None and node.parent is not None:
@@ -403,17 +439,18 @@ def _backtrack(node: _Node) -> list[_Node]:
 
 
 def cma_segments(pool, t_end: float | None = None, options: SamconOptions | None = None,
-                 progress=None, checkpoint: Checkpoint | None = None) -> SamconResult:
+                 progress=None, checkpoint: Checkpoint | None = None, watch=None) -> SamconResult:
     """The ``cma`` method: CMA-ES (Hansen's ``cma``) on each segment's end knot in turn.
 
     Segment by segment from the clip's start, CMA-ES searches the knot at ``t_{k+1}`` for
-    ``options.iterations`` generations of ``samples // iterations`` rollouts (at least 4), in the
+    ``options.iterations`` generations of ``samples`` rollouts each (at least 2; SAMCON's meaning of
+    ``samples``: rollouts per segment and iteration, so ``samples × iterations × segments`` in all), in the
     coordinates ``knot = w ⊙ x`` (``w`` the sampling half-widths; DOFs of width 0 stay at 0) from
     ``x = 0`` with step size 0.5; the best rollout ever seen ends the segment and starts the next
     (a greedy chain: one start state per segment, where SAMCON keeps ``keep``).
     ``cost_per_iteration[g]`` is the chain's cost with each segment's best after generation ``g``.
     Seeded by ``(seed, segment)``; deterministic whatever the number of workers; ``checkpoint``
-    as :func:`samcon` (written after every segment).
+    as :func:`samcon` (written after every segment); ``watch`` as :func:`samcon`, after every generation.
     """
     import cma
 
@@ -430,14 +467,16 @@ def cma_segments(pool, t_end: float | None = None, options: SamconOptions | None
     base = OffsetTrack.zeros(lay, times, model=sim.model.name, clip=str(sim.reference.source or ""))
     width = widths_vector(lay, opt.widths)
     active = np.flatnonzero(width > 0)
-    popsize = max(4, opt.samples // opt.iterations)
+    popsize = max(2, opt.samples)
     knots = np.zeros((n_seg + 1, base.n_dofs))
     best_by_gen = np.zeros((opt.iterations, n_seg))
     fell, rollouts, state, k0 = False, 0, start, 0
+    chain_err = np.zeros(3)  # the chain's boundary errors, summed, and their count (watch)
     saved = checkpoint.load() if checkpoint is not None else None
     if saved is not None:
         k0, knots, best_by_gen, fell, rollouts, state = (saved["segment"], saved["knots"], saved["best_by_gen"],
                                                          saved["fell"], saved["rollouts"], saved["state"])
+        chain_err = saved.get("chain_err", chain_err)
     for k in range(k0, n_seg):
         es = cma.CMAEvolutionStrategy(np.zeros(len(active)), 0.5, {
             "seed": int(opt.seed) * 100_003 + k + 1, "popsize": popsize, "verbose": -9, "maxiter": opt.iterations,
@@ -459,14 +498,22 @@ def cma_segments(pool, t_end: float | None = None, options: SamconOptions | None
             best_by_gen[g, k] = best[0] if best is not None else np.inf
             if progress is not None:
                 progress(g, k, n_seg, best_by_gen[g, :k + 1].sum())
+            if watch is not None and best is not None:
+                node = _Node(best[1], best[0], 0.0, None, None, q_end=best[2].q_end)
+                _read_errors(lay, sim.reference, float(times[k + 1]), [node])
+                watch(_status("cma", opt, g, k, times, best_by_gen[g, :k + 1].sum(), chain_err + node.err, rollouts))
         if best is None:
             raise ConfigError(f"cma: every sample of segment {k} ({times[k]:.2f}-{times[k + 1]:.2f} s) diverged")
         knots[k + 1] = best[1]
         state = best[2].end
         fell = fell or best[2].fell
+        if watch is not None:
+            node = _Node(best[1], best[0], 0.0, None, None, q_end=best[2].q_end)
+            _read_errors(lay, sim.reference, float(times[k + 1]), [node])
+            chain_err = chain_err + node.err
         if checkpoint is not None:
             checkpoint.save(dict(segment=k + 1, knots=knots, best_by_gen=best_by_gen, fell=fell,
-                                 rollouts=rollouts, state=state))
+                                 rollouts=rollouts, state=state, chain_err=chain_err))
     track = base.with_values(knots, meta={"method": "cma", "seed": opt.seed, "segment": opt.segment,
                                           "samples": opt.samples, "iterations": opt.iterations,
                                           "popsize": popsize, "cost": float(best_by_gen[-1].sum())})
