@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -194,25 +196,36 @@ def test_a_signal_during_the_simulation_keeps_what_ran_and_exits_130(signum, tmp
     cfg.write_text(f"name: slow\nclip: {{path: {DEMO_WAVE}}}\nsim: {{dt: 1/1000, substeps: 64, solver_iterations: 200}}\n"
                    "outputs: {plots: false}\n")
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # the progress bar on stderr (TRACKER_PROGRESS=1) says when steps are being simulated: the signal
+    # comes after the first ones, not during set-up (a fresh install compiles its kernels first)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TRACKER_PROGRESS": "1"}
     # a test worker (pytest-xdist) may run with SIGINT ignored, and a child inherits that: Python then
     # installs no KeyboardInterrupt for it, as for a shell's background job; the user's terminal does not
     proc = subprocess.Popen([sys.executable, "-m", "tracker", "run", str(cfg), "--out", str(out)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    chunks: list[bytes] = []
+
+    def pump() -> None:
+        while block := os.read(proc.stderr.fileno(), 4096):
+            chunks.append(block)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
     try:
-        deadline = time.monotonic() + 120
-        while not (out / "config.yaml").exists():  # written just before the simulation starts
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        deadline = time.monotonic() + 300
+        while not re.search(rb"\| *[1-9][0-9]*/[0-9]+", b"".join(chunks)):  # a step or more done
+            assert proc.poll() is None and time.monotonic() < deadline, b"".join(chunks).decode(errors="replace")
             time.sleep(0.05)
-        time.sleep(1.5)
         assert proc.poll() is None, "the run ended before it could be interrupted"
         proc.send_signal(signum)
-        _, err = proc.communicate(timeout=120)
+        proc.wait(timeout=120)
+        reader.join(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.communicate()
+            proc.wait()
+    err = b"".join(chunks).decode(errors="replace")
     assert proc.returncode == 130, err
     assert "interrupted at t = " in err and "wrote what ran to" in err
     metrics = json.loads((out / "metrics.json").read_text())
