@@ -18,8 +18,8 @@ def test_push_json_has_the_outcome_keys(capsys):
     assert 0.0 <= out["com_drift_m"] <= out["max_com_offset_m"] < 0.2
 
 
-def test_a_fall_is_an_outcome_with_exit_status_0(capsys, tmp_path):
-    assert main(["push", "stand", "--strategy", "none", "--time", "3", "--out", str(tmp_path)]) == 0
+def test_a_fall_is_reported_kept_and_exits_4_as_every_fall_does(capsys, tmp_path):
+    assert main(["push", "stand", "--strategy", "none", "--time", "3", "--out", str(tmp_path)]) == 4
     text = capsys.readouterr().out
     assert "FELL at t = " in text
     data = json.loads((tmp_path / "push.json").read_text())

@@ -3,9 +3,10 @@
 ``stand`` (or a pose file, ``kind: pose``) is tracked by SPD on a free root with balance
 feedback (GAMES105 lecture 10; ``--strategy none`` turns it off); an experiment config is
 run as it says (its ``root.mode`` must be ``free``; ``controller.balance`` sets the
-feedback). A fall is an outcome: it is reported (``FELL at t = ...``, ``fell`` in the JSON)
-and the exit status stays 0. ``--sweep FILE`` runs a grid of pushes instead and writes the
-survival table and plot into ``--out``.
+feedback). A fall is reported (``FELL at t = ...``, ``fell`` in the JSON, ``push.json`` written)
+and exits 4, as every command does when a free-root character fell. ``--sweep FILE`` runs a grid
+of pushes instead and writes the survival table and plot into ``--out``; there falls are the
+data, and the exit status is 0.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "push",
         help="push a free-standing character (balance feedback) and report whether it fell",
         description="Track a standing pose (or an experiment config with a free root) with SPD and CoM balance "
-                    "feedback, push it, and report whether it fell, when, and how far the CoM moved.",
+                    "feedback, push it, and report whether it fell, when, and how far the CoM moved. A fall "
+                    "exits 4 (a --sweep exits 0: its falls are its data).",
     )
     p.add_argument("config", metavar="CONFIG|stand", help="'stand' (the authored stance), a pose file or an "
                                                           "experiment config with root.mode: free")
@@ -161,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"{args.config}: {what}: stood {out.duration_s:.2f} s; CoM drift {out.com_drift_m:.4f} m, "
                   f"largest offset {out.max_com_offset_m:.4f} m")
-    return 0
+    return 4 if out.fell else 0
 
 
 def _write(folder: Path, result: dict, out, force: bool = False) -> None:
