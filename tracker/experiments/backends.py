@@ -38,22 +38,36 @@ def parallel_map(fn, jobs: list[tuple], workers: int = 1, backend: str = "local"
 
 
 def pool_map(jobs: list[tuple], workers: int, fn):
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    with process_pool(min(workers, len(jobs))) as pool:
+        yield from _pool_results(pool, fn, jobs)
 
-    # Linux: fork, so that workers start at once with the parent's imports, sweep and reference (the
-    # parent holds no PyBullet client and no threads yet). Elsewhere: fresh interpreters (spawn).
+
+def process_pool(workers: int):
+    """A process pool whose workers die with this process.
+
+    Linux: fork, so that workers start at once with the parent's imports, sweep and reference (the
+    parent holds no PyBullet client and no threads yet). Elsewhere: fresh interpreters (spawn).
+    """
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context(method),
-                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
-        futures = [pool.submit(fn, *j) for j in jobs]
-        try:
-            for fut in as_completed(futures):
-                yield fut.result()
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+    return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context(method),
+                               initializer=die_with_parent, initargs=(os.getpid(),))
+
+
+def _pool_results(pool, fn, jobs: list[tuple]):
+    """``fn(*job)`` on ``pool`` for every job, yielded as they finish; the rest cancelled on an error."""
+    from concurrent.futures import as_completed
+
+    futures = [pool.submit(fn, *j) for j in jobs]
+    try:
+        for fut in as_completed(futures):
+            yield fut.result()
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
 
 
 #: How often a worker checks that its parent is still there, s.
@@ -176,24 +190,10 @@ class Executor:
                 yield fn(*j)
             return
         if self._pool is None:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
-
-            method = "fork" if sys.platform.startswith("linux") else "spawn"  # as pool_map
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context(method),
-                                             initializer=die_with_parent, initargs=(os.getpid(),))
+            self._pool = process_pool(self.workers)
             # an executor dropped without close() still ends its processes
             weakref.finalize(self, self._pool.shutdown, wait=False, cancel_futures=True)
-        from concurrent.futures import as_completed
-
-        futures = [self._pool.submit(fn, *j) for j in jobs]
-        try:
-            for fut in as_completed(futures):
-                yield fut.result()
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+        yield from _pool_results(self._pool, fn, jobs)
 
     def close(self) -> None:
         """End the worker processes; disconnect from Ray if this executor connected."""
