@@ -48,8 +48,9 @@ def tracking_metrics(rec, kin=None, fall_height: float = 0.5, end_effectors=None
     Keys: ``joint_error_mean_rad``, ``joint_error_max_rad``, ``joint_error_by_joint``,
     ``root_error_mean_m``, ``ee_error_mean_m`` (with ``kin``), ``torque_saturation``
     (fraction of actuated DOF-steps at the limit), ``effort_mean_nm`` (mean |tau|
-    over actuated DOFs), ``diverged``, ``fell`` (root below ``fall_height`` times its
-    reference height), ``steps``, ``sim_time_s``; with ``kin`` and ``feet`` (foot links) also
+    over actuated DOFs), ``diverged``, ``fell``, ``fell_at_s`` and ``fall_reason`` (the
+    simulation's verdict, :mod:`tracker.sim.fall`; a recording without one: root below
+    ``fall_height`` times its reference height), ``steps``, ``sim_time_s``; with ``kin`` and ``feet`` (foot links) also
     ``foot_penetration_max_m`` and ``foot_penetration_p95_m``: how deep the feet's collision
     shapes went below the ground (z = 0), the deepest and the 95th percentile over the steps
     (a contact solver that lets a foot sink centimetres is not physics to trust).
@@ -84,7 +85,13 @@ def tracking_metrics(rec, kin=None, fall_height: float = 0.5, end_effectors=None
     sat = np.abs(tau[:, finite]) >= lim[finite] * (1 - 1e-6)
     out["torque_saturation"] = float(sat.mean()) if sat.size else 0.0
     out["effort_mean_nm"] = float(np.abs(tau).mean()) if tau.size else 0.0
-    out["fell"] = bool(np.any(q[:, 2] < fall_height * q_ref[:, 2]))
+    meta = getattr(rec, "meta", None) or {}
+    if "fell_at" in meta:  # the simulation's own verdict (tracker.sim.fall: one notion of a fall)
+        out["fell"] = meta["fell_at"] is not None
+        out["fell_at_s"] = meta["fell_at"]
+        out["fall_reason"] = meta.get("fall_reason", "") or ""
+    else:  # a recording without it (an older file): the root-height rule alone
+        out["fell"] = bool(np.any(q[:, 2] < fall_height * q_ref[:, 2]))
     return out
 
 

@@ -85,6 +85,9 @@ def plot_joint_error(rec, path: str | Path, baseline=None) -> Path:
             t, dev, _ = deviation(rec, baseline)
             ax.plot(t, dev, color="tab:purple", label="deviation from the ball-free run (max over joints)")
     _mark_impacts(ax, impact_marks(rec.events))
+    fell = (getattr(rec, "meta", None) or {}).get("fell_at")
+    if fell is not None:  # tracker.sim.fall
+        ax.axvline(fell, color="black", ls="-.", lw=1.4, label=f"fell at {fell:.2f} s")
     ax.set_xlabel("clip time (s)")
     ax.set_ylabel("joint error (rad)")
     ax.set_title(f"Tracking error — {_title(rec)}", fontsize=9)

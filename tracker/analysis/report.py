@@ -169,6 +169,11 @@ def report_markdown(cfg, metrics: dict, files: dict[str, str]) -> str:
         f"| torque saturation | {_num(metrics.get('torque_saturation'), '%', 100)} |",
         f"| mean effort | {_num(metrics.get('effort_mean_nm'), 'N·m')} |",
         f"| diverged / fell | {_num(metrics.get('diverged'))} / {_num(metrics.get('fell'))} |",
+    ]
+    if metrics.get("fell_at_s") is not None:  # tracker.sim.fall: when and why
+        lines.append(f"| fell at | clip time {clip_time_text(metrics.get('fell_at_s'), timing)}: "
+                     f"{metrics.get('fall_reason') or 'the free root fell'} |")
+    lines += [
         "",
     ]
     imp = metrics.get("impact")

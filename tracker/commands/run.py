@@ -147,7 +147,7 @@ def summary_text(result) -> str:
         lines.append(f"  DIVERGED: {rec.message} (the result folder holds what ran before)")
     fell = rec.meta.get("fell_at")
     if fell is not None:
-        lines.append(f"  FELL at t = {fell:.3f} s clip time (free root below half its reference height)")
+        lines.append(f"  FELL at t = {fell:.3f} s clip time ({rec.meta.get('fall_reason') or 'the free root fell'})")
     if result.baseline is not None and result.baseline.diverged:
         lines.append(f"  the ball-free baseline DIVERGED: {result.baseline.message}")
     lines.append(f"wrote {result.folder}/ ({', '.join(sorted(result.files.values()))})")

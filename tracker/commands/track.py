@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
         if rec.diverged:
             print(f"  DIVERGED: {rec.message}")
         if fell is not None:
-            print(f"  FELL at t = {fell:.3f} s clip time (the free root dropped below half its reference height)")
+            print(f"  FELL at t = {fell:.3f} s clip time ({rec.meta.get('fall_reason') or 'the free root fell'})")
         if args.out:
             print(f"wrote {args.out}/metrics.json and recording.npz")
     from tracker.cli import EXIT_DIVERGED, EXIT_FELL, EXIT_OK

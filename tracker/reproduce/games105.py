@@ -79,8 +79,9 @@ def _standing(out: Path, quick: bool, facts: dict) -> str:
             at = f"{o.fell_time_s:.3f}" if o.fell else "—"
             lines.append(f"| {label} | {name} | {'FELL' if o.fell else 'no'} | {at} | {o.com_drift_m:.4f} | "
                          f"{o.max_com_offset_m:.4f} |")
-    lines.append("\nCoM drift: horizontal distance between the CoM at the start and at the end; a fall is a link "
-                 "other than a foot on the ground or the CoM below half its height. Constraints: the stance "
+    lines.append("\nCoM drift: horizontal distance between the CoM at the start and at the end; a fall is as every "
+                 "command counts it (tracker/sim/fall.py): a link other than a foot on the ground, or the root below "
+                 "half the stance's height. Constraints: the stance "
                  "contacts held in SPD's prediction; feedback: the CoM force through J̃ᵀ (kp = 4000 N/m, "
                  "kd = 400 N·s/m).")
     text = "\n".join(lines)

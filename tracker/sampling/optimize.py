@@ -190,7 +190,7 @@ def _baseline(cfg) -> tuple[dict, dict]:
 
     prep = build(cfg)
     rec, _ = simulate(prep)
-    plain = {"fell_at": rec.meta.get("fell_at"), "status": rec.status,
+    plain = {"fell_at": rec.meta.get("fell_at"), "fall_reason": rec.meta.get("fall_reason", ""), "status": rec.status,
              "diverged_at": float(rec.t[-1]) if rec.diverged and len(rec.t) else None,
              "height_share": _height_share(rec)}
     metrics = {k: v for k, v in compute_metrics(prep, rec, None, {}).items() if k not in BASELINE_SKIP}
@@ -254,7 +254,8 @@ def plain_outcome(plain: dict) -> str:
     """How the servo fared without the offsets: ``FELL at t = …``, ``DIVERGED at t = …`` (with how high
     the pelvis still was, when known: a servo that blows up while the body goes down) or ``did not fall``."""
     if plain.get("fell_at") is not None:
-        return f"FELL at t = {plain['fell_at']:.2f} s"
+        why = plain.get("fall_reason")
+        return f"FELL at t = {plain['fell_at']:.2f} s" + (f" ({why})" if why else "")
     if plain.get("diverged_at") is not None:
         share = plain.get("height_share")
         where = f" (pelvis at {100 * share:.0f} % of the clip's height)" if share is not None else ""

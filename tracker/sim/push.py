@@ -3,9 +3,9 @@
 A push is a horizontal world force on one link's centre of mass for a while. Its direction
 is where it comes *from*, in degrees about +Z from the character's facing direction (+X):
 0 from the front (the force points backward, −X), 90 from its left (+Y side, force −Y),
-180 from behind, 270 from its right. A fall is an outcome, not an error: a link other than
-a foot touches the ground, or the CoM sinks below half its starting height (or rises 0.3 m
-above it: thrown off its feet).
+180 from behind, 270 from its right. A fall is an outcome, not an error, as every command
+counts it (:mod:`tracker.sim.fall`): a link other than a foot on the ground, the root below
+half the stance's height, or thrown off its feet.
 """
 
 from __future__ import annotations
@@ -72,22 +72,6 @@ class PushOutcome:
                 "direction_deg": self.push.direction, "link": self.push.link, "push_start_s": self.push.start}
 
 
-def fall_reason(sim, com_z0: float) -> str:
-    """Why the character counts as fallen now ('' if it does not)."""
-    from tracker.sim.support import touching_links
-
-    feet = set(sim.model.feet)
-    others = [k for k in touching_links(sim.character, sim.world.ground) if k not in feet]
-    if others:
-        return f"{', '.join(others)} touched the ground"
-    z = sim.character.com_jacobian()[0][2]
-    if z < 0.5 * com_z0:
-        return f"the centre of mass sank to {z:.2f} m"
-    if z > com_z0 + 0.3:  # thrown off its feet (a diverging controller, or a huge push)
-        return f"the centre of mass rose to {z:.2f} m"
-    return ""
-
-
 def run_push(sim, push: Push, duration: float, *, stop_on_fall: bool = True) -> PushOutcome:
     """Simulate ``duration`` s from the simulation's current state, pushing as ``push`` says.
 
@@ -113,12 +97,10 @@ def run_push(sim, push: Push, duration: float, *, stop_on_fall: bool = True) -> 
         com = c.com_jacobian()[0]
         ts.append(sim.t)
         coms.append(com)
-        if fell_at is None:
-            reason = fall_reason(sim, com0[2])
-            if reason:
-                fell_at = sim.t - t0
-                if stop_on_fall:
-                    break
+        if fell_at is None and sim.fell_at is not None:  # tracker.sim.fall: one notion for every command
+            fell_at, reason = max(sim.fell_at - t0, 0.0), sim.fall_reason
+            if stop_on_fall:
+                break
     com = np.array(coms)
     off = np.linalg.norm(com[:, :2] - com0[:2], axis=1)
     return PushOutcome(fell=fell_at is not None, fell_time_s=None if fell_at is None else round(fell_at, 6),

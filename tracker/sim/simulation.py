@@ -20,8 +20,10 @@ from the contact step itself.
 Divergence (NaN, runaway speeds, joint speeds pinned at PyBullet's clamp where it
 is not lifted: :meth:`~tracker.sim.world.World.unclamp`) stops the run with a report
 naming the joints whose torque limits were saturated, and keeps what was recorded.
-A free root whose height drops below ``fall_height`` times the reference's has
-*fallen*: an outcome, not an error; the run goes on and ``meta["fell_at"]`` says when.
+A free root that has *fallen* (:mod:`tracker.sim.fall`: its root below ``fall_height``
+times the clip's, a link the clip holds up on the ground, or thrown off its feet) goes on:
+a fall is an outcome, not an error, and ``meta["fell_at"]`` and ``meta["fall_reason"]`` say
+when and why.
 
 A free root's contacts with the ground. SPD's prediction holds the stance feet's
 contacts (balance, :mod:`tracker.control.balance`) and, with or without balance,
@@ -55,7 +57,8 @@ from tracker.errors import SimulationError
 from tracker.retarget.reference import Reference
 from tracker.quiet import quiet_stdio
 from tracker.sim.recording import Recording
-from tracker.sim.support import other_contacts
+from tracker.sim.fall import FallWatch
+from tracker.sim.support import other_contacts, settled_support
 from tracker.sim.world import World, WorldSettings
 
 RootMode = Literal["anchored", "kinematic", "free"]
@@ -70,6 +73,7 @@ REWIND_EVERY = 6
 #: solve (Simulation._plan_reserve). Resting contacts move at a few mm/s (median 1-3 mm/s lying, 95 %
 #: under 0.5 m/s); 1.5-6 % of a lying body's steps are impacts.
 IMPACT_SPEED = 0.3
+_UNREAD = object()  # the other links' contacts were not read this step
 #: PyBullet clamps joint speeds to 100 rad/s; a joint sitting at the clamp has blown up (where the
 #: simulation does not lift it: :meth:`tracker.sim.world.World.unclamp`).
 PYBULLET_SPEED_CLAMP = 100.0
@@ -217,6 +221,7 @@ class Simulation:
         # one physics step per control step only (the module docstring says why).
         self._ground_rows = opt.root == "free" and self._unclamped
         self._reserve = None
+        self._fall = FallWatch(self)
         self.t = opt.start
         self.gains = self.base_gains
         try:
@@ -262,27 +267,16 @@ class Simulation:
         if getattr(self, "_rewind", None) is not None:
             self._rewind.invalidate()  # the world was teleported: nothing to replay from
         self.fell_at: float | None = None
+        self.fall_reason = ""
+        self._others = _UNREAD  # the other links' ground contacts this step's servo read
         self.n_peeks = 0  # steps recomputed because a contact began in them
         self._saturated = np.zeros(self.layout.nv, dtype=int)  # steps at the torque limit, per DOF
         self._steps = 0
-        if self.balance is not None:
-            self._check_stance(q0)
+        if self.balance is not None:  # it needs a foot on the ground at the start
+            self.support = settled_support(self)
+            self.balance.reset(q0)
         if self.scenario is not None:
             self.scenario.reset(self)
-
-    def _check_stance(self, q0: np.ndarray) -> None:
-        """Balance needs a foot on the ground at the start: the engine's contacts at ``q0``."""
-        from tracker.errors import ConfigError
-        from tracker.sim.support import support_of, touching_links
-
-        self.world.settle_contacts(self.character)
-        self.support = support_of(self.character, self.world.ground)
-        if self.support.empty:
-            others = touching_links(self.character, self.world.ground)
-            where = f"only {', '.join(others)} touch the ground" if others else "nothing touches the ground"
-            raise ConfigError(f"{self.reference.source or 'reference'}: balance needs a foot on the ground at "
-                              f"t = {self.opt.start:g} s (clip time), but {where} (feet: {', '.join(self.model.feet)})")
-        self.balance.reset(q0)
 
     # -- stepping -------------------------------------------------------------
     def step(self) -> dict:
@@ -331,9 +325,10 @@ class Simulation:
         opt, dt, q, v = self.opt, self.opt.dt, state[0], state[1]
         self._reserve = None
         others = rows = None  # contacts of links other than the feet (a free-root SPD run's only)
+        self._others = _UNREAD
         if self.balance is None:
             if self._ground_rows:
-                others = other_contacts(self.character, self.world.ground)
+                others = self._others = other_contacts(self.character, self.world.ground)
             rows = self._contact_rows(q, v, others)
             if rows is None:
                 tau = self.controller.torques(state, target, self.gains, dt)
@@ -343,8 +338,9 @@ class Simulation:
             term = self._balance_term(q, v)
             if opt.controller != "spd":
                 return self.controller.torques(state, target, self.gains, dt, extra=term.tau)
+            self._others = self.support.other_contacts
             if self._ground_rows:
-                others = self.support.other_contacts
+                others = self._others
             # SPD predicts the step with the stance feet held (see tracker.control.balance), and the
             # other links' contacts
             rows = self._contact_rows(q, v, others)
@@ -473,13 +469,14 @@ class Simulation:
             world.forget(saved)
 
     def _count(self, tau: np.ndarray, q: np.ndarray, q_ref: np.ndarray) -> None:
-        """Torque-limit saturation per DOF, and a free root's fall."""
+        """Torque-limit saturation per DOF, and a free root's fall (:mod:`tracker.sim.fall`)."""
         self._steps += 1
         lim = self.gains.tau_max
         self._saturated += np.abs(tau) >= lim * (1 - 1e-9)
-        if (self.fell_at is None and self.opt.root == "free" and self.layout.has_base
-                and q[2] < self.opt.fall_height * q_ref[2]):
-            self.fell_at = self.t
+        if self.fell_at is None and self.opt.root == "free" and self.layout.has_base:
+            reason = self._fall.reason(q, q_ref, self._others, read=self._others is _UNREAD)
+            if reason:
+                self.fell_at, self.fall_reason = self.t, reason
 
     def saturation(self) -> dict[str, float]:
         """Share of the steps so far in which each joint had a DOF at its torque limit (joints that had any)."""
@@ -589,7 +586,7 @@ class Simulation:
             meta={"model": self.model.name, "controller": self.opt.controller, "root": self.opt.root,
                   "dt": self.opt.dt, "target_velocity": self.opt.target_velocity,
                   "gain_scale": self.opt.gain_scale, "clip": self.reference.source, "wall_s": wall,
-                  "substeps": self.opt.substeps, "fell_at": self.fell_at, "peeks": self.n_peeks,
+                  "substeps": self.opt.substeps, "fell_at": self.fell_at, "fall_reason": self.fall_reason, "peeks": self.n_peeks,
                   "rewind_saves": self._rewind_saves,
                   "saturation_by_joint": self.saturation(),
                   **(self.controller.report() if hasattr(self.controller, "report") else {})},

@@ -46,7 +46,7 @@ from tracker.quiet import quiet_stdio  # noqa: F401  (imports pybullet silently 
 import pybullet as p  # noqa: E402
 
 #: What the simulation loop keeps between steps (attributes of Simulation).
-_LOOP_ATTRS = ("t", "_state", "_ref_next", "fell_at", "n_peeks", "_saturated", "_steps", "gains",
+_LOOP_ATTRS = ("t", "_state", "_ref_next", "fell_at", "fall_reason", "n_peeks", "_saturated", "_steps", "gains",
                "support", "balance_term")
 
 

@@ -339,3 +339,22 @@ def touching_links(character, ground: int) -> tuple[str, ...]:
     links = {c[3] for c in p.getContactPoints(bodyA=body, bodyB=ground, physicsClientId=cid)}
     return tuple(sorted(character.link_name(k) for k in links))
 
+
+
+def settled_support(sim) -> Support:
+    """The support of ``sim``'s character (a :class:`~tracker.sim.simulation.Simulation`) as it is now
+    (its start), its contact manifolds settled first (:meth:`~tracker.sim.world.World.settle_contacts`).
+
+    Raises:
+        ConfigError: no foot touches the ground (balance needs one), naming what touches instead.
+    """
+    from tracker.errors import ConfigError
+
+    sim.world.settle_contacts(sim.character)
+    support = support_of(sim.character, sim.world.ground)
+    if support.empty:
+        others = touching_links(sim.character, sim.world.ground)
+        where = f"only {', '.join(others)} touch the ground" if others else "nothing touches the ground"
+        raise ConfigError(f"{sim.reference.source or 'reference'}: balance needs a foot on the ground at "
+                          f"t = {sim.opt.start:g} s (clip time), but {where} (feet: {', '.join(sim.model.feet)})")
+    return support
