@@ -95,7 +95,7 @@ def test_a_portable_snapshot_restores_bit_identically_in_another_simulation():
 
 
 def test_balls_spawned_after_the_snapshot_are_undone_and_come_again(tmp_path):
-    """Volleyball: saved before the ball exists, restored after it hit the forearms."""
+    """Volleyball: saved before the ball is launched, restored after it hit the forearms."""
     from tracker.experiments.config import load_config
     from tracker.experiments.runner import build, make_simulation, scenario_of, schedule_of
 
@@ -117,12 +117,12 @@ def test_balls_spawned_after_the_snapshot_are_undone_and_come_again(tmp_path):
         sim.close()
         sim, scenario = fresh()
         head = rows(sim, k)
-        assert sim.scenario._balls[0].body is None
+        assert not sim.scenario._balls[0].launched  # its body waits, parked (BallScenario.reset)
         snap = capture(sim, "memory")
         other = rows(sim, n - k)  # the ball spawns and hits in this branch
         assert scenario.events and stack(other)["kp"].min() < stack(head)["kp"].min()
         restore(sim, snap)
-        assert sim.scenario._balls[0].body is None and not scenario.events
+        assert not sim.scenario._balls[0].launched and not scenario.events
         tail = rows(sim, n - k)
         assert_same(base, head + tail)
         assert [e["t"] for e in scenario.events] == [e["t"] for e in base_events]

@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "of the cost, optimize.md, and the replay as tracker run writes it (metrics.json, "
                     "recording.npz, report.md). A clip (BVH...) is tracked on a free root with stance-held SPD, the "
                     "weight fed forward, 3x the model's gains, 1/120 s in 4 physics substeps (override with "
-                    "--set / --dt); a config as it says (its balls fly in the replay, not in the search). "
+                    "--set / --dt); a config as it says (its balls fly in the search and in the replay). "
                     "A first frame a few mm above the floor is settled onto it; a clip whose start cannot stand "
                     "starts at its first planted frame (said in one line). The search shows a progress bar on a "
                     "terminal, else one log line per window (best cost, joint and root error against the goal "
@@ -81,7 +81,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="override a config key (as tracker run --set)")
     p.add_argument("--weights", type=cost_weights, default=None, metavar="TERM=W,...",
                    help="the cost's weights, e.g. velocity=0,root=20 (terms: pose, root, end_effector, balance, "
-                        "velocity, contact, fall; defaults 10, 10, 4, 10, 1, 0, 100)")
+                        "velocity, contact, ball, fall; defaults 10, 10, 4, 10, 1, 0, 10, 100)")
     p.add_argument("--out", default=None, help="result folder (default: results/<name>-optimize-<timestamp>); a "
                                                "killed search's folder goes on from its checkpoint")
     from tracker.commands.run import add_force_option

@@ -17,8 +17,14 @@ velocity), a fifth:
   walk, whose kept samples fall behind the clip; it did not save that walk, and on the CMU walk
   weight 0 tracks better: ``docs/samcon.md``, ``--weights velocity=0``.)
 
-and a sixth, ours:
+and two of ours:
 
+* ``ball``: for each ball whose config gives an ``exit_speed`` (the search launches the config's balls
+  in its rollouts), at the window's end: 1 if the ball's first contact was on another link than its
+  target, or if the planned impact is :data:`~tracker.sampling.ball_cost.GRACE` s past and the target
+  has not touched it; once it has, the exit speed's error relative to the wanted one (at most 1).
+  A window before the impact scores 0, and a miss keeps scoring in every later window, as a fall does.
+  Weight 10: a missed ball costs about as much as tracking 0.3 rad worse for the window.
 * ``contact``: the share of (step, foot) pairs whose ground contact differs from the clip's (the
   reference's contact labels, :attr:`~tracker.retarget.reference.Reference.contacts`, against the
   engine's foot contacts after the step; :class:`~tracker.sampling.rollout.FootContactReader`), in
@@ -63,10 +69,11 @@ class CostWeights:
     balance: float = 10.0
     velocity: float = 1.0
     contact: float = 0.0
+    ball: float = 10.0
     fall: float = 100.0
 
 
-TERMS = ("pose", "root", "end_effector", "balance", "velocity", "contact")
+TERMS = ("pose", "root", "end_effector", "balance", "velocity", "contact", "ball")
 
 
 class TrackingCost:
@@ -159,7 +166,8 @@ class TrackingCost:
         w = self.weights
         return float(w.pose * terms["pose"] + w.root * terms["root"] + w.end_effector * terms["end_effector"]
                      + w.balance * terms["balance"] + w.velocity * terms.get("velocity", 0.0)
-                     + w.contact * terms.get("contact", 0.0) + w.fall * fallen_share)
+                     + w.contact * terms.get("contact", 0.0) + w.ball * terms.get("ball", 0.0)
+                     + w.fall * fallen_share)
 
 
 _IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])

@@ -124,8 +124,9 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     for note in start.notes():
         if log is not None:
             log.say(note)
-    # the search runs without the config's balls; the replay has them
-    pool = RolloutPool(cfg, workers=workers, backend=backend, weights=weights, address=address)
+    # the search launches the config's balls in every rollout, as the replay does
+    pool = RolloutPool(cfg, workers=workers, backend=backend, weights=weights, address=address,
+                       balls=bool(cfg.balls))
     timing: dict = {}
     from tracker.experiments.config import dump_config
     from tracker.sampling.samcon import Checkpoint

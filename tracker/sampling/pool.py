@@ -29,17 +29,17 @@ _WORKERS: dict[str, RolloutWorker] = {}
 _OWNER: list[int] = [0]
 
 
-def _key(config, weights: CostWeights) -> str:
+def _key(config, weights: CostWeights, balls: bool = False) -> str:
     from tracker.experiments.config import dump_config
 
-    return dump_config(config) + repr(weights)
+    return dump_config(config) + repr(weights) + ("\nballs in the rollouts" if balls else "")
 
 
-def _worker(config, weights: CostWeights, key: str | None = None) -> RolloutWorker:
+def _worker(config, weights: CostWeights, key: str | None = None, balls: bool = False) -> RolloutWorker:
     if _OWNER[0] != os.getpid():  # a forked worker process: the parent's simulations are not its own
         _WORKERS.clear()
         _OWNER[0] = os.getpid()
-    key = _key(config, weights) if key is None else key  # dumping the config costs ~8 ms: callers keep theirs
+    key = _key(config, weights, balls) if key is None else key  # dumping the config costs ~8 ms: callers keep theirs
     w = _WORKERS.get(key)
     if w is None:
         from tracker.experiments.runner import build
@@ -47,28 +47,32 @@ def _worker(config, weights: CostWeights, key: str | None = None) -> RolloutWork
         for old in _WORKERS.values():  # one simulation per process at a time
             old.close()
         _WORKERS.clear()
-        w = _WORKERS[key] = RolloutWorker(build(config), weights)
+        w = _WORKERS[key] = RolloutWorker(build(config), weights, balls=balls)
     return w
 
 
-def _run_chunk(config, weights: CostWeights, key: str, index: int, requests: list[RolloutRequest]) -> tuple[int, list]:
+def _run_chunk(config, weights: CostWeights, key: str, index: int, requests: list[RolloutRequest],
+               balls: bool = False) -> tuple[int, list]:
     """Worker entry: one chunk of a batch; returns ``(index, results)``."""
-    return index, _worker(config, weights, key).run_all(requests)
+    return index, _worker(config, weights, key, balls).run_all(requests)
 
 
 class RolloutPool:
     """Rollouts of one experiment config on ``workers`` processes.
 
     Args:
-        config: the :class:`~tracker.experiments.config.ExperimentConfig` (its balls are not launched).
+        config: the :class:`~tracker.experiments.config.ExperimentConfig`.
         workers: parallel workers (>= 1).
         backend: ``local`` or ``ray``.
         weights: the cost's weights.
         address: the Ray cluster's ``HOST:PORT`` (``ray`` only; default ``RAY_ADDRESS``, else a local Ray).
+        balls: launch the config's balls in every rollout (with its gain schedule). Every ball's body
+            exists, parked, from the start of a simulation (:meth:`~tracker.scenarios.ball_scenario.
+            BallScenario.reset`), so a state saved in one worker restores in any other.
     """
 
     def __init__(self, config, workers: int = 1, backend: str = "local", weights: CostWeights | None = None,
-                 address: str | None = None) -> None:
+                 address: str | None = None, balls: bool = False) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ConfigError(f"workers must be a whole number >= 1, got {workers!r}")
         if backend not in ("local", "ray"):
@@ -82,13 +86,14 @@ class RolloutPool:
         self.backend = backend
         self.weights = weights or CostWeights()
         self.address = address
-        self._key = _key(config, self.weights)
+        self.balls = bool(balls)
+        self._key = _key(config, self.weights, self.balls)
         self._executor = None
 
     @property
     def local(self) -> RolloutWorker:
         """This process's worker (initial states, serial batches)."""
-        return _worker(self.config, self.weights, self._key)
+        return _worker(self.config, self.weights, self._key, self.balls)
 
     def initial_state(self):
         """The portable state at the config's start."""
@@ -110,7 +115,8 @@ class RolloutPool:
             self._executor = Executor(self.workers, self.backend, self.address)
         n = min(self.workers * CHUNKS_PER_WORKER, len(requests))
         bounds = [round(i * len(requests) / n) for i in range(n + 1)]
-        jobs = [(self.config, self.weights, self._key, i, requests[bounds[i]:bounds[i + 1]]) for i in range(n)]
+        jobs = [(self.config, self.weights, self._key, i, requests[bounds[i]:bounds[i + 1]], self.balls)
+                for i in range(n)]
         chunks: dict[int, list] = {}
         for index, results in self._executor.map(_run_chunk, jobs):
             chunks[index] = results

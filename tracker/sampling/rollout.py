@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tracker.errors import SimulationError
+from tracker.sampling.ball_cost import ball_specs, ball_term
 from tracker.sampling.cost import TERMS, CostWeights, TrackingCost
 
 
@@ -97,6 +98,7 @@ class _Steps:
     fallen: int
     diverged: bool
     message: str
+    ball: float = 0.0
 
 
 @dataclass
@@ -125,6 +127,7 @@ class RolloutWorker:
         scenario = scenario_of(prep) if balls else None
         schedule = schedule_of(prep) if scenario is not None else None
         self.sim = make_simulation(prep, scenario=scenario, schedule=schedule)
+        self._ball_specs = ball_specs(prep.config) if scenario is not None else ()
         self.cost = TrackingCost(prep.model, weights)
         self._contacts = FootContactReader.of(self.sim)
         self.technique = technique
@@ -217,7 +220,8 @@ class RolloutWorker:
                 mismatch.append(contacts.mismatch(sim.t))
             fallen += sim.fell_at is not None
         q = np.array(qs) if qs else np.zeros((0, sim.layout.nq))
-        return _Steps(q, q_refs, vs, v_refs, mismatch, fallen, diverged, message)
+        ball = ball_term(sim.scenario, self._ball_specs, sim.t) if self._ball_specs and not diverged else 0.0
+        return _Steps(q, q_refs, vs, v_refs, mismatch, fallen, diverged, message, ball)
 
     def _score(self, steps: _Steps) -> tuple[float, dict]:
         """The cost of ``steps``: ``inf`` if they diverged, 0 if there were none."""
@@ -225,6 +229,7 @@ class RolloutWorker:
             return (float("inf") if steps.diverged else 0.0), {k: float("nan") for k in TERMS}
         terms = self.cost.terms(steps.q, np.array(steps.q_refs), np.array(steps.vs), np.array(steps.v_refs),
                                 np.array(steps.mismatch) if steps.mismatch else None)
+        terms["ball"] = steps.ball
         return self.cost.total(terms, steps.fallen / len(steps.q)), terms
 
     def run_all(self, requests) -> list[RolloutResult]:

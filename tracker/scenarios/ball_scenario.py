@@ -38,12 +38,20 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from tracker.errors import ConfigError
+from tracker.quiet import quiet_stdio  # noqa: F401  (imports pybullet silently first)
 from tracker.scenarios.balls import ball_state, remove_ball, spawn_ball
 from tracker.scenarios.base import Launch
 from tracker.scenarios.contacts import BodyState, read_contacts, touching
 from tracker.scenarios.launch import (
     RELEASE_HEIGHT, LaunchPlan, aim_point, check_launch, heading, plan_launch, solve_launch,
 )
+
+import pybullet as p  # noqa: E402
+
+
+def _parking(k: int) -> list[float]:
+    """Where ball ``k`` waits for its launch, m: far from everything, one place per ball."""
+    return [-1000.0 - 10.0 * k, -1000.0, 100.0]
 
 
 #: Warnings already given in this process (:func:`_warn_if_coarse` says each once).
@@ -166,6 +174,7 @@ class _Ball:
     def __init__(self, plan: LaunchPlan) -> None:
         self.plan = plan
         self.body: int | None = None
+        self.launched = False  # the body exists from the scenario's reset; parked until its launch
         self.first_step: int | None = None  # index of its first recorded step
         self.pos: list[np.ndarray] = []
         self.vel: list[np.ndarray] = []
@@ -236,14 +245,26 @@ class BallScenario:
 
     # -- hooks --------------------------------------------------------------------------
     def reset(self, sim) -> None:
-        """Forget the last run, remove its balls, plan every launch for this one."""
-        self.remove_balls()
+        """Forget the last run, plan every launch for this one and make its ball bodies, parked.
+
+        Every planned ball's body is made here, before the first step, and parked (held still in the
+        air, far from everything) until its launch: a world then holds the same bodies, with the same
+        ids, whatever it did before, so an engine state saved in one world restores in another built
+        the same way (a search's worker processes restore each other's states across a launch)."""
+        keep = [b.body for b in self._balls[:len(self.launches)]] if self._client == sim.world.client else []
+        for b in self._balls[len(keep):]:  # balls launched by hand (the GUI) go
+            if b.body is not None and self._client is not None:
+                remove_ball(self._client, b.body)
         self._sim, self._client = sim, sim.world.client
         self._kin = sim.model.kinematics()
         self.events = []
         self.times = []
         self._balls = [_Ball(plan_launch(launch, sim.reference, sim.model, sim.opt.dt, sim.t, self._kin,
                                          self.release_height, sim.opt.substeps)) for launch in self.launches]
+        for k, b in enumerate(self._balls):
+            b.body = keep[k] if k < len(keep) and keep[k] is not None else spawn_ball(
+                self._client, b.plan.preset, _parking(k), ccd=self.ccd)
+            self._park(k, b)
         if self.launches:
             _warn_if_coarse(self.launches, sim, self._kin)
         names = sim.character.link_names
@@ -253,10 +274,14 @@ class BallScenario:
         self._body = BodyState.read(sim.character) if self._balls else None
 
     def before_step(self, sim, t: float) -> None:
-        """Spawn the balls whose time has come."""
-        for b in self._balls:
-            if b.body is None and b.first_step is None and t >= b.plan.spawn_time - 0.5 * sim.opt.dt:
+        """Launch the balls whose time has come; hold the others where they are parked."""
+        for k, b in enumerate(self._balls):
+            if b.launched:
+                continue
+            if b.first_step is None and t >= b.plan.spawn_time - 0.5 * sim.opt.dt:
                 self._spawn(b)
+            else:
+                self._park(k, b)
 
     def after_substep(self, sim, t: float) -> None:
         """Read the balls' contacts after one physics step that ended at ``t`` (contact events)."""
@@ -267,7 +292,7 @@ class BallScenario:
         client, h = self._client, sim.world.physics_dt
         step = len(self.times)  # the control step under way
         for k, b in enumerate(self._balls):
-            if b.body is None:
+            if not b.launched:
                 continue
             pos, vel = ball_state(client, b.body)
             moved = None if b.x_before is None else b.x_in - b.x_before
@@ -290,7 +315,7 @@ class BallScenario:
             return
         client, state = self._client, self._body
         for b in self._balls:
-            if b.body is None:
+            if not b.launched:
                 continue
             pos, vel = ball_state(client, b.body)
             if b.first_step is None:
@@ -314,7 +339,7 @@ class BallScenario:
         link_speed = float(np.linalg.norm(body.linear, axis=1).max()) + 2.0 * float(
             np.linalg.norm(body.angular, axis=1).max()) * 0.3
         for b in self._balls:
-            if b.body is None or b.x_in is None:
+            if not b.launched or b.x_in is None:
                 continue
             gap = float(np.linalg.norm(body.com - b.x_in, axis=1).min())
             reach = b.plan.preset.radius + 0.6 + (float(np.linalg.norm(b.velocity_in)) + link_speed) * dt
@@ -366,6 +391,7 @@ class BallScenario:
                             dt / sim.opt.substeps, self.release_height)
         b = _Ball(plan)
         self._balls.append(b)
+        b.body = spawn_ball(self._client, plan.preset, plan.position, plan.velocity, ccd=self.ccd)
         self._spawn(b)
         if self._body is None:
             self._body = BodyState.read(sim.character)
@@ -410,13 +436,27 @@ class BallScenario:
             if b.body is not None and self._client is not None:
                 remove_ball(self._client, b.body)
             b.body = None
+            b.launched = False
 
     # -- internals ----------------------------------------------------------------------------
     def _spawn(self, b: _Ball) -> None:
-        pl = b.plan
-        b.body = spawn_ball(self._client, pl.preset, pl.position, pl.velocity, ccd=self.ccd)
+        """Launch ``b``: its parked body goes to the planned position and velocity, collisions on."""
+        pl, client = b.plan, self._client
+        p.resetBasePositionAndOrientation(b.body, list(map(float, pl.position)), [0.0, 0.0, 0.0, 1.0],
+                                          physicsClientId=client)
+        p.resetBaseVelocity(b.body, list(map(float, pl.velocity)), [0.0, 0.0, 0.0], physicsClientId=client)
+        b.launched = True
         b.velocity_in = np.array(pl.velocity)
         b.x_in, b.x_before = np.array(pl.position), None
+
+    def _park(self, k: int, b: _Ball) -> None:
+        """Hold ball ``k``'s body still at its parking place, high in the air far from everything
+        (gravity moved it 1-2 mm in the last step). Its collision filter stays as it is: changing one
+        takes the body out of the engine's world and puts it back, and a saved engine state no longer
+        finds it ("didn't find bodyUniqueId")."""
+        client = self._client
+        p.resetBasePositionAndOrientation(b.body, _parking(k), [0.0, 0.0, 0.0, 1.0], physicsClientId=client)
+        p.resetBaseVelocity(b.body, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
 
     def _held(self, pos: np.ndarray, vel: np.ndarray, state: BodyState) -> bool:
         hands, body = self._hold_idx
