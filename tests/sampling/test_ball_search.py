@@ -132,3 +132,21 @@ def test_exit_speed_is_checked_by_the_config_reader():
 
     with pytest.raises(ConfigError, match="exit_speed"):
         config(-1.0)
+
+
+def test_a_forked_worker_launches_the_ball_in_its_own_world():
+    """A snapshot carries the scenario's plain attributes; a client id kept as one came back from the
+    world that saved it, and a forked worker launched its balls into its parent's copy (the search's
+    rollouts then ran without the ball: the ball term stayed 0 where one worker scored the contact)."""
+    w = worker()
+    start = w.rollout(RolloutRequest(w.initial_state(), None, 1.0, keep_end=True)).end
+    reqs = [RolloutRequest(start, None, IMPACT + 0.2, tag=i) for i in range(4)]
+    pool = RolloutPool(config(), workers=2, balls=True)
+    try:
+        results = pool.run(reqs)
+    finally:
+        pool.close()
+    serial = w.rollout(reqs[0])
+    assert w.sim.scenario.events and 0.0 < serial.terms["ball"] < 1.0  # kicked, scored by its speed
+    for r in results:
+        assert r.terms == serial.terms and r.cost == serial.cost

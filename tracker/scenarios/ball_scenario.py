@@ -238,10 +238,16 @@ class BallScenario:
         self.times: list[float] = []
         self._balls: list[_Ball] = []
         self._sim = None
-        self._client: int | None = None
         self._kin = None
         self._hold_idx: tuple[list[int], int | None] | None = None
         self._body: BodyState | None = None  # the character's link state after the last step
+
+    @property
+    def _client(self) -> int | None:
+        """The PyBullet client of the simulation this scenario runs in. Read from it, never kept: a
+        snapshot restores every plain attribute, and a client id kept as one would come back from the
+        world that saved it (a search's forked worker then launched its balls into its parent's copy)."""
+        return None if self._sim is None else self._sim.world.client
 
     # -- hooks --------------------------------------------------------------------------
     def reset(self, sim) -> None:
@@ -251,11 +257,11 @@ class BallScenario:
         air, far from everything) until its launch: a world then holds the same bodies, with the same
         ids, whatever it did before, so an engine state saved in one world restores in another built
         the same way (a search's worker processes restore each other's states across a launch)."""
-        keep = [b.body for b in self._balls[:len(self.launches)]] if self._client == sim.world.client else []
+        keep = [b.body for b in self._balls[:len(self.launches)]] if self._sim is sim else []
         for b in self._balls[len(keep):]:  # balls launched by hand (the GUI) go
             if b.body is not None and self._client is not None:
                 remove_ball(self._client, b.body)
-        self._sim, self._client = sim, sim.world.client
+        self._sim = sim
         self._kin = sim.model.kinematics()
         self.events = []
         self.times = []
