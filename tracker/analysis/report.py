@@ -189,6 +189,8 @@ def report_markdown(cfg, metrics: dict, files: dict[str, str]) -> str:
             "",
         ]
         lines += ball_table(cfg, imp.get("balls") or [], timing)
+    if metrics.get("compared"):
+        lines += compared_table(metrics, timing)
     plots = [k for k in PLOT_TITLES if k in files]
     if plots or "video" in files:
         lines += ["## Plots", ""]
@@ -202,6 +204,44 @@ def report_markdown(cfg, metrics: dict, files: dict[str, str]) -> str:
             lines.append(f"- [{files[k]}]({files[k]}): {title}")
     lines.append("")
     return "\n".join(lines)
+
+
+def compared_table(metrics: dict, timing: dict | None = None) -> list[str]:
+    """``## Against the … root``: this run's fall, ball outcome, peak deviation and recovery beside the
+    same scenario's with another root mode (``metrics["compared"]``, :func:`~tracker.experiments.runner.
+    compared_run`)."""
+    other = metrics["compared"]
+    runs = [(metrics.get("root", "this run"), metrics, metrics.get("impact") or {}),
+            (other.get("root"), other, other.get("impact") or {})]
+
+    def fell(m):
+        t = m.get("fell_at_s")
+        return "no" if t is None else f"at {clip_time_text(t, timing)}: {m.get('fall_reason') or 'fell'}"
+
+    def ball(imp, key, fmt):
+        b = (imp.get("balls") or [{}])[0] or {}
+        return fmt(b.get(key))
+
+    def recover(imp):
+        return _num(imp.get("time_to_recover_s"), "s") if imp.get("recovered") else "not recovered"
+
+    rows = [("fell", fell), ("mean joint error", lambda m: _angle(m.get("joint_error_mean_rad")))]
+    irows = [
+        ("ball 0: first contact", lambda i: ball(i, "first_contact_link", lambda x: x or "none")
+         + ball(i, "first_contact_time", lambda t: "" if t is None else f" at clip time {clip_time_text(t, timing)}")),
+        ("ball 0: exit speed", lambda i: ball(i, "exit_speed", lambda x: _num(x, "m/s"))),
+        ("ball 0: outcome", lambda i: ball(i, "outcome", lambda x: x or "—")),
+        ("peak deviation", lambda i: _angle(i.get("peak_deviation_rad"))),
+        ("peak root deviation", lambda i: _length(i.get("peak_root_deviation_m"))),
+        ("time to recover", recover),
+    ]
+    head = " | ".join(f"{r} root" for r, _, _ in runs)
+    lines = [f"## Against the {other.get('root')} root", "",
+             f"The same scenario with `root.mode: {other.get('root')}` (run by the same command).", "",
+             f"| | {head} |", "|---|" + "---:|" * len(runs)]
+    lines += [f"| {name} | " + " | ".join(fn(m) for _, m, _ in runs) + " |" for name, fn in rows]
+    lines += [f"| {name} | " + " | ".join(fn(i) for _, _, i in runs) + " |" for name, fn in irows]
+    return lines + [""]
 
 
 def write_report(path: str | Path, cfg, metrics: dict, files: dict[str, str]) -> Path:

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     header = f"Resolved config of: {cmd}\nRun it again with: tracker run <this file>"
     result = run_experiment(cfg, out, video=True if args.video else None, gui=args.gui,
                             progress=not args.json and sys.stderr.isatty() or _force_progress(), header=header,
-                            clear=force, keep_interrupted=True)
+                            clear=force, keep_interrupted=True, compare_root=getattr(args, "compare_root", None))
     for problem in result.problems:  # the run's files are written; an output that is not says so
         print(f"warning: {problem}", file=sys.stderr)
     m = result.metrics

@@ -30,6 +30,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-ball", action="store_true", help="run without the ball (tracking only)")
     p.add_argument("--no-schedule", action="store_true", help="keep the tracking gain k_t throughout")
     p.add_argument("--dt", default=None, type=_dt, help="override the time step, 1e-5 to 0.1 s, e.g. 1/30")
+    p.add_argument("--root", default=None, choices=("anchored", "free", "kinematic"),
+                   help="root mode (default: the config's, anchored). free: nothing holds the pelvis; the report "
+                        "and metrics.json then put the anchored run's fall, ball outcome, peak deviation and "
+                        "recovery time beside the free one's")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override any config key (repeatable)")
     p.add_argument("--out", default=None, help="result folder (default: results/<name>-<timestamp>)")
@@ -62,6 +66,9 @@ def run(args: argparse.Namespace) -> int:
         overrides.append("schedule.enabled=false")
     if args.dt:
         overrides.append(f"sim.dt={args.dt}")
+    if args.root:
+        overrides.append(f"root.mode={args.root}")
+    compare = "anchored" if args.root not in (None, "anchored") and not args.no_ball else None
     ns = argparse.Namespace(config=str(path), overrides=overrides, out=args.out, video=args.video, gui=args.gui,
-                            json=args.json, keys=False, force_out=args.force_out)
+                            json=args.json, keys=False, force_out=args.force_out, compare_root=compare)
     return run_command.run(ns)

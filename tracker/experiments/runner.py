@@ -247,6 +247,27 @@ def compute_metrics(prep: Prepared, rec, baseline, ball_outcome: dict) -> dict:
     return m
 
 
+#: What :func:`compared_run` keeps of the other run's metrics (and of its ``impact``).
+COMPARED_KEYS = ("root", "status", "fell", "fell_at_s", "fall_reason", "joint_error_mean_rad", "root_error_mean_m")
+COMPARED_IMPACT_KEYS = ("peak_deviation_rad", "peak_time_s", "peak_root_deviation_m", "recovered", "time_to_recover_s",
+                        "balls")
+
+
+def compared_run(cfg: ExperimentConfig, root_mode: str) -> dict:
+    """``cfg`` run again with ``root.mode: root_mode`` (its balls and its ball-free baseline): its fall,
+    tracking and impact numbers, to stand beside the run's own (``tracker scenario NAME --root free``
+    puts the anchored run's beside the free one's)."""
+    other = cfg.replace(root=dataclasses.replace(cfg.root, mode=root_mode))
+    prep = build(other)
+    rec, outcome = simulate(prep)
+    baseline, _ = simulate(prep, balls=False)
+    m = compute_metrics(prep, rec, baseline, outcome)
+    out = {k: m.get(k) for k in COMPARED_KEYS}
+    imp = m.get("impact") or {}
+    out["impact"] = {k: imp.get(k) for k in COMPARED_IMPACT_KEYS}
+    return out
+
+
 def open_result_folder(out: str | Path, clear: bool = False) -> Path:
     """Create the result folder ``out`` (one-line error if it cannot be) and drop an earlier run's
     ``metrics.json``: a folder is not "finished" while a new run writes into it. ``clear``: first
@@ -262,7 +283,7 @@ def open_result_folder(out: str | Path, clear: bool = False) -> Path:
 
 def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None = None, gui: bool = False,
                    progress: bool = False, header: str = "", clear: bool = False,
-                   keep_interrupted: bool = False) -> Outcome:
+                   keep_interrupted: bool = False, compare_root: str | None = None) -> Outcome:
     """Run ``cfg`` (and its ball-free baseline when it has balls) and write the result folder.
 
     Args:
@@ -273,6 +294,9 @@ def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None
         header: comment lines written at the top of config.yaml (provenance).
         clear: remove an earlier run's files from ``out`` first (once the config has been built).
         keep_interrupted: SIGINT/SIGTERM during a simulation keep what ran (module docstring).
+        compare_root: also run the config with this ``root.mode`` (with its own ball-free baseline) and put
+            its fall, ball outcome, peak deviation and recovery time beside this run's (``metrics.json``'s
+            ``compared``, a table in ``report.md``); only for a config with balls and another root mode.
 
     Raises:
         TrackerError: a bad config or clip; a missing optional extra (video) before anything runs;
@@ -314,6 +338,10 @@ def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None
     # The numbers and the recording first: whatever fails after them (a plot, the video, the
     # report) is reported in one line and in the report, and loses nothing already written.
     metrics = compute_metrics(prep, rec, baseline, ball_outcome)
+    if compare_root is not None and compare_root != cfg.root.mode and prep.launches:
+        t0 = time.perf_counter()
+        metrics["compared"] = compared_run(cfg, compare_root)
+        timing["compared_s"] = time.perf_counter() - t0
     files: dict[str, str] = {"config": "config.yaml", "metrics": "metrics.json", "timing": "timing.json"}
     problems: list[str] = []
     if cfg.outputs.recording:
