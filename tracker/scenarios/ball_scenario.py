@@ -282,7 +282,7 @@ class BallScenario:
     def before_step(self, sim, t: float) -> None:
         """Launch the balls whose time has come; hold the others where they are parked."""
         for k, b in enumerate(self._balls):
-            if b.launched:
+            if b.launched or b.body is None:  # flying, or removed (remove_balls)
                 continue
             if b.first_step is None and t >= b.plan.spawn_time - 0.5 * sim.opt.dt:
                 self._spawn(b)
