@@ -66,3 +66,17 @@ def test_a_push_sweep_writes_its_table_and_plot(capsys, tmp_path):
         assert (tmp_path / "out" / name).stat().st_size > 0
     sweep.write_text("kind: push_sweep\nstrategies: [knee]\n")
     assert main(["push", "stand", "--sweep", str(sweep)]) == 2
+
+
+def test_direction_takes_a_sides_name_or_degrees(capsys):
+    import json
+
+    from tracker.cli import main
+
+    assert main(["push", "stand", "--direction", "Left", "--time", "0.2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["direction_deg"] == 90.0
+    assert main(["push", "stand", "--direction", "270", "--time", "0.2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["direction_deg"] == 270.0
+    with pytest.raises(SystemExit) as exc:  # argparse
+        main(["push", "stand", "--direction", "sideways"])
+    assert exc.value.code == 2 and "one of: front, left, back, right" in capsys.readouterr().err

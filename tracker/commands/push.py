@@ -35,9 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="push size, N (>= 0 and <= 100000; default 0: just stand)")
     p.add_argument("--duration", type=bounded_float(-math.inf, MAX_DURATION, "duration", "s"), default=0.2,
                    help="push length, s (> 0 and <= 3600; default 0.2)")
-    p.add_argument("--direction", type=bounded_float(-360, 360, "direction", "deg"), default=0.0,
-                   help="where the push comes from, degrees about +Z from the facing direction: "
-                        "0 front, 90 left, 180 back, 270 right (-360 to 360; default 0)")
+    p.add_argument("--direction", type=_direction, default=0.0,
+                   help="where the push comes from: front, left, back, right, or degrees about +Z from the "
+                        "facing direction (0 front, 90 left, 180 back, 270 right; -360 to 360; default front)")
     p.add_argument("--link", default="chest", help="pushed link (default chest)")
     p.add_argument("--start", type=bounded_float(-math.inf, MAX_DURATION, "start", "s"), default=1.0,
                    help="push start, s after the run starts (>= 0 and <= 3600; default 1)")
@@ -59,6 +59,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     add_force_option(p, "--overwrite")  # --force is the push's size
     p.set_defaults(func=run)
+
+
+def _direction(text: str) -> float:
+    """``--direction``: a side's name (``front``, ``left``, ``back``, ``right``) or degrees (-360 to 360)."""
+    from tracker.sim.push import DIRECTIONS
+
+    name = text.strip().lower()
+    if name in DIRECTIONS:
+        return DIRECTIONS[name]
+    try:
+        return bounded_float(-360, 360, "direction", "deg")(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (or one of: {', '.join(DIRECTIONS)})") from None
 
 
 def _number(text: str | None, what: str, default: float) -> float:
