@@ -57,31 +57,51 @@ def test_rollouts_launch_the_ball_and_score_its_outcome():
     assert kicked.cost - again.cost == pytest.approx(10.0 * (kicked.terms["ball"] - again.terms["ball"]))  # weight 10
 
 
+class _Launch:
+    offset = (0.1, 0.0, 0.0)
+
+
+class _Preset:
+    radius = 0.1
+
+
 class _Plan:
-    link, impact_time = "right_foot", 1.0
+    link, impact_time, launch, preset = "right_foot", 1.0, _Launch(), _Preset()
 
 
 class _FakeBall:
     plan, body = _Plan(), 7
 
 
-class _FakeScenario:
-    """What ball_term reads of a BallScenario: its balls, events and engine client."""
+class _FakeCharacter:
+    @staticmethod
+    def link_pose(name):
+        return np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0])  # the aim point is at (0.1, 0, 0)
 
-    def __init__(self, links, speed=2.0):
-        self._balls, self._client = [_FakeBall()], None
+
+class _FakeSim:
+    character = _FakeCharacter()
+
+
+class _FakeScenario:
+    """What ball_term reads of a BallScenario: its balls, events, simulation and engine client."""
+
+    def __init__(self, links):
+        self._balls, self._client, self._sim = [_FakeBall()], None, _FakeSim()
         self.events = [{"ball": 0, "link": k} for k in links]
-        self.speed = speed
 
 
 def test_the_ball_term_rules(monkeypatch):
     import tracker.scenarios.balls as balls
 
-    from tracker.sampling.ball_cost import ball_term
+    from tracker.sampling.ball_cost import LEAD, REACH, ball_term
 
-    monkeypatch.setattr(balls, "ball_state", lambda client, body: (np.zeros(3), np.array([0.0, 0.0, 2.0])))
+    # the ball's centre 0.4 m from the aim point, moving at 2 m/s
+    monkeypatch.setattr(balls, "ball_state", lambda client, body: (np.array([0.5, 0.0, 0.0]), np.array([0.0, 0.0, 2.0])))
     specs = ((0, 4.0),)
-    assert ball_term(_FakeScenario([]), specs, 1.0 + GRACE - 0.01) == 0.0  # still on its way
+    assert ball_term(_FakeScenario([]), specs, 1.0 - LEAD - 0.01) == 0.0  # long before the impact
+    # near the impact, untouched: the aim point's gap to the ball's surface (0.4 - 0.1 m) over REACH
+    assert ball_term(_FakeScenario([]), specs, 1.0 + GRACE - 0.01) == pytest.approx(0.3 / REACH)
     assert ball_term(_FakeScenario([]), specs, 1.0 + GRACE + 0.01) == 1.0  # missed
     assert ball_term(_FakeScenario(["chest", "right_foot"]), specs, 1.2) == 1.0  # met another link first
     assert ball_term(_FakeScenario(["right_foot"]), specs, 1.2) == pytest.approx(0.5)  # 2 m/s of the 4 wanted

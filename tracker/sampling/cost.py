@@ -23,7 +23,10 @@ and two of ours:
   in its rollouts), at the window's end: 1 if the ball's first contact was on another link than its
   target, or if the planned impact is :data:`~tracker.sampling.ball_cost.GRACE` s past and the target
   has not touched it; once it has, the exit speed's error relative to the wanted one (at most 1).
-  A window before the impact scores 0, and a miss keeps scoring in every later window, as a fall does.
+  From :data:`~tracker.sampling.ball_cost.LEAD` s before the impact until then, an untouched ball
+  scores the target's aim point's gap to it over :data:`~tracker.sampling.ball_cost.REACH` (at most
+  1): the search sees a kick come closer before it connects. Earlier windows score 0, and a miss
+  keeps scoring in every later window, as a fall does.
   Weight 10: a missed ball costs about as much as tracking 0.3 rad worse for the window.
 * ``contact``: the share of (step, foot) pairs whose ground contact differs from the clip's (the
   reference's contact labels, :attr:`~tracker.retarget.reference.Reference.contacts`, against the
