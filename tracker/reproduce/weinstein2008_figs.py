@@ -10,6 +10,16 @@ from tracker.control import closed_form as cf
 from tracker.scenes import one_dof
 
 
+def _save(fig, out, name: str, files: list[str]) -> None:
+    """Lay out ``fig``, write it to ``out/name`` (110 dpi), close it and list it in ``files``."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(out / name, dpi=110)
+    plt.close(fig)
+    files.append(name)
+
+
 def classic(out: Path, conv: dict, big: dict, chain: dict, tim: dict, kp: float = 100.0) -> list[str]:
     """Figs. 3, 2/4, 5/6, the PyBullet chains and the timing plot; returns the file names."""
     import matplotlib
@@ -39,10 +49,7 @@ def classic(out: Path, conv: dict, big: dict, chain: dict, tim: dict, kp: float 
     a2.set_ylabel("max |error|")
     a2.set_title("first order in h")
     a2.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "weinstein2008_fig3.png", dpi=110)
-    plt.close(fig)
-    files.append("weinstein2008_fig3.png")
+    _save(fig, out, "weinstein2008_fig3.png", files)
 
     # Figs. 2/4: a medium and extremely large steps.
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -57,10 +64,7 @@ def classic(out: Path, conv: dict, big: dict, chain: dict, tim: dict, kp: float 
     ax.set_ylabel("error E")
     ax.set_title(f"Figs. 2/4: large steps (k_p = {kp:g} /s²)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "weinstein2008_fig4.png", dpi=110)
-    plt.close(fig)
-    files.append("weinstein2008_fig4.png")
+    _save(fig, out, "weinstein2008_fig4.png", files)
 
     # Figs. 5/6: the joint under gravity.
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -73,10 +77,7 @@ def classic(out: Path, conv: dict, big: dict, chain: dict, tim: dict, kp: float 
     ax.set_ylabel("angle from horizontal (rad)")
     ax.set_title("Figs. 5/6: 1 kg at 1 m under gravity, k1 = 100 N·m/rad")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "weinstein2008_fig6.png", dpi=110)
-    plt.close(fig)
-    files.append("weinstein2008_fig6.png")
+    _save(fig, out, "weinstein2008_fig6.png", files)
 
     # Figs. 1/7: the chains' final poses and tip paths.
     from tracker.scenes.plank_chain import PLANK, POST_HEIGHT
@@ -96,10 +97,7 @@ def classic(out: Path, conv: dict, big: dict, chain: dict, tim: dict, kp: float 
         ax.plot(r.tip[:, 0], r.tip[:, 2], ":", color="gray", lw=1)
         ax.set_aspect("equal")
         ax.set_title(f"{name}\nfinal error {chain[name]['final']:.2g} rad", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "weinstein2008_chains.png", dpi=110)
-    plt.close(fig)
-    files.append("weinstein2008_chains.png")
+    _save(fig, out, "weinstein2008_chains.png", files)
 
     # Timing: 10 % time against k_p.
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -112,10 +110,7 @@ def classic(out: Path, conv: dict, big: dict, chain: dict, tim: dict, kp: float 
     ax.set_xlabel("k_p (1/s²)")
     ax.set_ylabel("time to 10 % error (s)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "weinstein2008_timing.png", dpi=110)
-    plt.close(fig)
-    files.append("weinstein2008_timing.png")
+    _save(fig, out, "weinstein2008_timing.png", files)
     return files
 
 
@@ -160,10 +155,7 @@ def impulse_scenes(out: Path, fig1: dict, fig8: dict, mus: dict) -> list[str]:
     axes[2].set_xlabel("t (s)")
     axes[2].set_ylabel("max joint error (rad)")
     axes[2].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "weinstein2008_fig1.png", dpi=110)
-    plt.close(fig)
-    files.append("weinstein2008_fig1.png")
+    _save(fig, out, "weinstein2008_fig1.png", files)
 
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     ob, ball = fig8["obstruction"], fig8["ball"]
@@ -196,10 +188,7 @@ def impulse_scenes(out: Path, fig1: dict, fig8: dict, mus: dict) -> list[str]:
     axes[2].set_aspect("equal")
     axes[2].legend(fontsize=7)
     axes[2].set_title("Fig. 8 bottom: a ball hit and the recovery", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "weinstein2008_fig8.png", dpi=110)
-    plt.close(fig)
-    files.append("weinstein2008_fig8.png")
+    _save(fig, out, "weinstein2008_fig8.png", files)
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 3.8))
     r = mus["strong"]
@@ -218,8 +207,5 @@ def impulse_scenes(out: Path, fig1: dict, fig8: dict, mus: dict) -> list[str]:
     a2.set_xlabel("t (s)")
     a2.set_ylabel("activation")
     a2.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "weinstein2008_fig9.png", dpi=110)
-    plt.close(fig)
-    files.append("weinstein2008_fig9.png")
+    _save(fig, out, "weinstein2008_fig9.png", files)
     return files
