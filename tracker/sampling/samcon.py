@@ -72,6 +72,11 @@ class SamconOptions:
             iteration's knots (none yet in the first: the clip), whose cost is added to the sample's
             for ranking only; 0: rank by the segment's cost alone (SAMCON's). Each look-ahead
             segment costs as much simulation as the sample's own.
+        look_keep: with ``lookahead``, simulate the look-ahead only for the ``look_keep`` samples of
+            lowest segment cost (a second batch of rollouts from their end states) and rank the
+            others behind them, by their segment cost; 0: every sample looks ahead (in the same
+            rollout). With ``look_keep >= keep``, ``elite`` still keeps only samples that looked
+            ahead, and the look-ahead's cost falls from ``samples`` to ``look_keep`` rollouts per segment.
     """
 
     segment: float = 0.1
@@ -83,10 +88,11 @@ class SamconOptions:
     seed: int = 0
     selection: str = "elite"
     lookahead: int = 0
+    look_keep: int = 0
 
     def check(self) -> None:
         """Raise :class:`ConfigError` naming the first bad setting."""
-        for name in ("samples", "keep", "iterations", "seed", "lookahead"):
+        for name in ("samples", "keep", "iterations", "seed", "lookahead", "look_keep"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise ConfigError(f"samcon: {name} must be a whole number, got {v!r}")
@@ -100,6 +106,8 @@ class SamconOptions:
             raise ConfigError(f"samcon: seed must be >= 0, got {self.seed}")
         if self.lookahead < 0:
             raise ConfigError(f"samcon: lookahead must be >= 0 segments, got {self.lookahead}")
+        if self.look_keep < 0:
+            raise ConfigError(f"samcon: look_keep must be >= 0 samples, got {self.look_keep}")
         if not (np.isfinite(self.segment) and self.segment > 0):
             raise ConfigError(f"samcon: segment must be a positive time, got {self.segment!r}")
         if self.selection not in SELECTIONS:
@@ -192,7 +200,8 @@ def segment_times(t0: float, t1: float, segment: float, dt: float) -> np.ndarray
 
 
 def samcon(pool, t_end: float | None = None, options: SamconOptions | None = None,
-           progress=None, checkpoint=None, init: OffsetTrack | None = None, watch=None) -> SamconResult:
+           progress=None, checkpoint=None, init: OffsetTrack | None = None, watch=None,
+           t_begin: float | None = None) -> SamconResult:
     """Run SAMCON on ``pool``'s config from its start to ``t_end`` (module docstring).
 
     Args:
@@ -209,6 +218,10 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
             never above the track's own by this search's cost. None: start from the clip (zeros).
         watch: ``watch(status)`` after each segment with a :class:`~tracker.sampling.watch.SearchStatus`
             (the best chain's cost and errors, the windows done), or None.
+        t_begin: search only the segments from the boundary nearest this clip time on (a sliding
+            window's start); the segments before it replay ``init``'s knots, one deterministic
+            rollout each, and their end state is every iteration's one start state. Needs ``init``.
+            None: from the start.
     """
     opt = options or SamconOptions()
     opt.check()
@@ -231,17 +244,27 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
         mean[1:] = np.array([init.at(float(t)) for t in times[1:]])
         incumbent = [_Node(knot, 0.0, 0.0, None, None) for knot in mean[1:]]
     costs, seg_costs, fell, rollouts = [], [], [], 0
-    it0, k0, kept = 0, 0, None
+    k_begin, prefix = 0, [_Node(np.zeros(base.n_dofs), 0.0, 0.0, start, None)]
+    if t_begin is not None and t_begin > times[0] + 0.5 * dt:
+        if init is None:
+            raise ConfigError("samcon: a window that starts after the clip's start (t_begin) needs an init track")
+        k_begin = int(np.argmin(np.abs(times - float(t_begin))))
+        if k_begin >= n_seg:
+            raise ConfigError(f"samcon: t_begin {t_begin:.3f} s leaves no segment before {times[-1]:.3f} s")
+        prefix = _replay_prefix(pool, base, times, mean, k_begin, lay, ref, watch is not None)
+        rollouts += k_begin
+    it0, k0, kept = 0, k_begin, None
     saved = checkpoint.load() if checkpoint is not None else None
     if saved is not None:
         it0, k0, kept, incumbent = saved["iteration"], saved["segment"], saved["kept"], saved["incumbent"]
         mean, costs, seg_costs, fell, rollouts = (saved["mean"], saved["costs"], saved["segment_costs"],
                                                   saved["fell"], saved["rollouts"])
+    inline_look = 0 if opt.look_keep else opt.lookahead  # look_keep: the look-ahead is a second batch
     for it in range(it0, opt.iterations):
         w = width * opt.decay ** it
-        if not (it == it0 and k0 > 0):
-            kept = [_Node(np.zeros(base.n_dofs), 0.0, 0.0, start, None)]
-        for k in range(k0 if it == it0 else 0, n_seg):
+        if not (it == it0 and k0 > k_begin):
+            kept = [_fresh(prefix[-1])]
+        for k in range(k0 if it == it0 else k_begin, n_seg):
             rng = np.random.default_rng((opt.seed, it, k))
             per = [opt.samples // len(kept) + (i < opt.samples % len(kept)) for i in range(len(kept))]
             requests, parents, knots = [], [], []
@@ -249,22 +272,27 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
                 u = rng.uniform(-1.0, 1.0, size=(n, base.n_dofs))
                 for j in range(n):
                     knot = mean[k + 1] + w * u[j]
-                    requests.append(_request(base, k, node.knot, knot, node.end, times, mean, opt.lookahead))
+                    requests.append(_request(base, k, node.knot, knot, node.end, times, mean, inline_look))
                     parents.append(node)
                     knots.append(knot)
             inc_node = None
             if incumbent is not None:  # the last best chain, carried as it was (deterministic)
-                prev = kept[0] if k == 0 else next(n for n in kept if n.incumbent)
+                prev = kept[0] if k == k_begin else next(n for n in kept if n.incumbent)
                 knot = incumbent[k].knot
-                requests.append(_request(base, k, prev.knot, knot, prev.end, times, mean, opt.lookahead))
+                requests.append(_request(base, k, prev.knot, knot, prev.end, times, mean, inline_look))
                 parents.append(prev)
                 knots.append(knot)
                 inc_node = len(requests) - 1
             results = pool.run(requests)
             rollouts += len(results)
+            ranks = [r.cost + r.look_cost for r in results]
+            if opt.lookahead and opt.look_keep and k + 1 < n_seg:
+                ranks, looked = _look_ahead(pool, base, k, results, knots, inc_node, times, mean, opt)
+                rollouts += looked
             nodes = [_Node(kn, r.cost, par.total + r.cost, r.end, par, r.fell or par.fell, i == inc_node,
-                           r.cost + r.look_cost, r.q_end if watch is not None else None)
-                     for i, (r, par, kn) in enumerate(zip(results, parents, knots)) if np.isfinite(r.cost)]
+                           rank, r.q_end if watch is not None else None)
+                     for i, (r, par, kn, rank) in enumerate(zip(results, parents, knots, ranks))
+                     if np.isfinite(r.cost)]
             if not nodes:
                 raise ConfigError(f"samcon: every sample of segment {k} ({times[k]:.2f}-{times[k + 1]:.2f} s) "
                                   "diverged; try smaller widths or a smaller time step")
@@ -301,7 +329,7 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
         for n in chain:
             n.end = None
         if checkpoint is not None:
-            checkpoint.save(dict(iteration=it + 1, segment=0, kept=None, incumbent=incumbent, mean=mean,
+            checkpoint.save(dict(iteration=it + 1, segment=k_begin, kept=None, incumbent=incumbent, mean=mean,
                                  costs=costs, segment_costs=seg_costs, fell=fell, rollouts=rollouts))
     track = base.with_values(mean, meta={"method": "samcon", "seed": opt.seed, "segment": opt.segment,
                                          "samples": opt.samples, "keep": opt.keep, "iterations": opt.iterations,
@@ -428,6 +456,56 @@ def _status(method: str, opt, it: int, k: int, times: np.ndarray, cost: float, e
                         float(je), float(re_), int(rollouts),
                         (it * n_seg + k if method == "samcon" else k * opt.iterations + it) + 1,
                         opt.iterations * n_seg)
+
+
+def _fresh(node: _Node) -> _Node:
+    """A copy of a window's start node to keep (the kept nodes' end states are dropped as the search moves on)."""
+    return _Node(node.knot, node.cost, node.total, node.end, node.parent, node.fell, err=node.err)
+
+
+def _replay_prefix(pool, base: OffsetTrack, times: np.ndarray, mean: np.ndarray, k_begin: int, layout, ref,
+                   errors: bool) -> list[_Node]:
+    """The chain of ``mean``'s knots over segments ``0 .. k_begin - 1``, one rollout each in this process
+    (deterministic: the same end state as the rollouts of a search), from the start node on."""
+    worker = pool.local
+    node = _Node(np.zeros(base.n_dofs), 0.0, 0.0, pool.initial_state(), None)
+    chain = [node]
+    for k in range(k_begin):
+        r = worker.rollout(_request(base, k, mean[k], mean[k + 1], node.end, times, mean))
+        if not np.isfinite(r.cost):
+            raise ConfigError(f"samcon: the track being extended diverges in segment {k} "
+                              f"({times[k]:.2f}-{times[k + 1]:.2f} s)")
+        node = _Node(mean[k + 1], r.cost, node.total + r.cost, r.end, node, r.fell or node.fell, False, r.cost,
+                     r.q_end if errors else None)
+        if errors:
+            _read_errors(layout, ref, float(times[k + 1]), [node])
+        chain.append(node)
+    return chain
+
+
+def _look_ahead(pool, base: OffsetTrack, k: int, results, knots, inc_node, times: np.ndarray, mean: np.ndarray,
+                opt: SamconOptions) -> tuple[list[float], int]:
+    """Ranks of segment ``k``'s samples with :attr:`SamconOptions.look_keep`: the ``look_keep`` cheapest (and the
+    carried best chain's) simulated on over the next ``lookahead`` segments from their end states, aimed at
+    ``mean``; the others ranked behind them by their own cost. Returns ``(ranks, rollouts simulated)``."""
+    finite = [i for i, r in enumerate(results) if np.isfinite(r.cost)]
+    top = sorted(finite, key=lambda i: (results[i].cost, i))[:opt.look_keep]
+    if inc_node is not None and inc_node in finite and inc_node not in top:
+        top.append(inc_node)
+    last = min(k + 1 + opt.lookahead, len(times) - 1)
+    requests = []
+    for i in top:
+        values = np.array(mean[k + 1:last + 1], dtype=float)
+        values[0] = knots[i]
+        track = OffsetTrack(base.joints, base.dofs, base.times[k + 1:last + 1], values, base.model, base.clip)
+        requests.append(RolloutRequest(results[i].end, track, float(times[last]), keep_end=False))
+    look = {i: r.cost for i, r in zip(top, pool.run(requests))}
+    finite_looks = [c for c in look.values() if np.isfinite(c)]
+    behind = max(finite_looks, default=0.0)  # who did not look ahead ranks after everyone who did
+    failed = 2.0 * behind + 1e3  # a look-ahead that diverged: after those too
+    ranks = [r.cost + (look[i] if np.isfinite(look[i]) else failed) if i in look else r.cost + behind
+             for i, r in enumerate(results)]
+    return ranks, len(requests)
 
 
 def _backtrack(node: _Node) -> list[_Node]:
