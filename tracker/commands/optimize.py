@@ -12,13 +12,21 @@ from tracker.commands._args import (MAX_DURATION, MAX_SEED, MAX_WORKERS, bounded
                                    parse_dt)
 
 
+#: The flags of one search: any of them given runs that search instead of the schedule.
+SINGLE_FLAGS = ("--method", "--iterations", "--samples", "--keep", "--segment", "--selection", "--lookahead",
+                "--width-scale", "--decay", "--init")
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "optimize",
         help="search PD-target offsets (SAMCON or CMA-ES) so a free-root character follows a clip, then replay them",
         description="Sampling-based control (Liu et al. 2010, 2015; GAMES105 lecture 10): cut the clip into "
                     "segments, simulate many offset samples per segment from saved states, keep the best, backtrack "
-                    "the best chain, iterate. Writes offsets.npz (for controller.offsets), optimize.json and plots "
+                    "the best chain, iterate. With no search flags it runs its own schedule: SAMCON over windows "
+                    "slid along the clip, then narrow passes that weigh the pose more, until the goal (standing, "
+                    "mean joint error <= 0.10 rad, mean root error <= 0.15 m) or --budget (docs/samcon.md, \"One "
+                    "command\"); --single or any search flag runs one search as the flags say. Writes offsets.npz (for controller.offsets), optimize.json and plots "
                     "of the cost, optimize.md, and the replay as tracker run writes it (metrics.json, "
                     "recording.npz, report.md). A clip (BVH...) is tracked on a free root with stance-held SPD, the "
                     "weight fed forward, 3x the model's gains, 1/120 s in 4 physics substeps (override with "
@@ -30,28 +38,38 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "Exit status: 0 ok, 2 bad input, 3 the replay diverged, 4 the replay fell.",
     )
     p.add_argument("source", help="clip (BVH, reference .npz, DeepMimic .txt) or experiment config (YAML)")
-    p.add_argument("--method", default="samcon", choices=("samcon", "cma"),
+    p.add_argument("--single", action="store_true",
+                   help="run one search with the settings below instead of the schedule (implied by any of "
+                        f"{', '.join(SINGLE_FLAGS)})")
+    p.add_argument("--budget", type=bounded_float(0, 525_600, "budget", "min", lo_open=True), default=None,
+                   metavar="MINUTES", help="the schedule: stop before a stage that would end past this many minutes "
+                                           "of search (> 0 and at most 525600, a year; default: no limit, the "
+                                           "schedule ends when the goal is met or its stages are done)")
+    p.add_argument("--max-stages", type=bounded_int(1, 1000, "max stages"), default=None, metavar="N",
+                   help="the schedule: stop after N stages, 1 to 1000 (reproduces a run the budget cut, as optimize.md "
+                        "says)")
+    p.add_argument("--method", default=None, choices=("samcon", "cma"),
                    help="samcon (default) or cma (CMA-ES on each segment in turn)")
-    p.add_argument("--iterations", type=bounded_int(1, 1000, "iterations"), default=3,
+    p.add_argument("--iterations", type=bounded_int(1, 1000, "iterations"), default=None,
                    help="passes over the clip (samcon) or CMA-ES generations per segment (cma); 1 to 1000, "
                         "default 3")
-    p.add_argument("--samples", type=bounded_int(1, 100_000, "samples"), default=2000,
+    p.add_argument("--samples", type=bounded_int(1, 100_000, "samples"), default=None,
                    help="rollouts per segment and iteration, for both methods (samcon: per pass, shared by "
                         "the kept states; cma: the population of each generation, at least 2): samples x "
                         "iterations x segments in all, samcon adding one per segment from its second iteration "
                         "for the best chain it carries (1 to 100000; default 2000)")
-    p.add_argument("--keep", type=bounded_int(1, 10_000, "keep"), default=200,
+    p.add_argument("--keep", type=bounded_int(1, 10_000, "keep"), default=None,
                    help="start states kept per segment (samcon; 1 to 10000 and at most --samples; default 200)")
-    p.add_argument("--segment", type=bounded_float(0, 60, "segment", "s", lo_open=True), default=0.1,
+    p.add_argument("--segment", type=bounded_float(0, 60, "segment", "s", lo_open=True), default=None,
                    help="segment length, s (> 0 and <= 60; default 0.1)")
-    p.add_argument("--selection", default="elite", choices=("elite", "spread"),
+    p.add_argument("--selection", default=None, choices=("elite", "spread"),
                    help="samcon's kept start states: the cheapest (elite, default) or spread over the cheaper 60%% "
                         "of the costs (spread)")
-    p.add_argument("--lookahead", type=bounded_int(0, 20, "lookahead"), default=0, metavar="N",
+    p.add_argument("--lookahead", type=bounded_int(0, 20, "lookahead"), default=None, metavar="N",
                    help="samcon: rank each sample by its segment's cost plus that of the next N segments simulated "
                         "on the previous iteration's track (costs N+1 times the simulation; 0 to 20, default 0: the "
                         "segment alone)")
-    p.add_argument("--width-scale", type=bounded_float(0, 10, "width scale", lo_open=True), default=1.0, metavar="S",
+    p.add_argument("--width-scale", type=bounded_float(0, 10, "width scale", lo_open=True), default=None, metavar="S",
                    help="scale the sampling half-widths (legs 0.4, trunk 0.1, others 0.05 rad; samcon's first "
                         "iteration's box, cma's coordinate scale) by S, e.g. 0.35 to refine an --init track as "
                         "narrowly as a fourth iteration would (> 0 and <= 10, and the legs' 0.4 rad times S at most "
@@ -168,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     check_path(args.source, "the clip or config")
     # A folder with a checkpoint is a killed search that this command goes on from (the checkpoint
     # itself is ignored if it was made for another config or other settings).
-    resume = ("checkpoint.pkl.key",)
+    resume = ("checkpoint.pkl.key", "stages/stages.json")
     if args.out:
         check_out(args.out, args.force_out, resume_files=resume)  # refused before anything runs
     if args.init is not None:
@@ -176,6 +194,13 @@ def run(args: argparse.Namespace) -> int:
         if args.out and args.force_out and Path(args.init).resolve().parent == Path(args.out).resolve():
             raise ConfigError(f"--init {args.init} is in --out {args.out}, whose files --force removes; copy it "
                               "elsewhere first")
+    single = args.single or any(getattr(args, f[2:].replace("-", "_")) is not None for f in SINGLE_FLAGS)
+    if not single:
+        return _run_schedule(args)
+    if args.budget is not None or args.max_stages is not None:
+        raise ConfigError("--budget and --max-stages limit the schedule; a single search (--single or a search "
+                          "flag) runs its iterations")
+    _single_defaults(args)
     cfg = config_of(args)
     decay = SamconOptions.decay if args.decay is None else args.decay
     if not decay <= 1:  # > 0 by its type; nan fails here too
@@ -239,3 +264,68 @@ def run(args: argparse.Namespace) -> int:
           f"root error {b.get('root_error_mean_m', float('nan')):.3f} m)")
     print(f"wrote {res.folder}/ (offsets.npz, optimize.json, optimize.md, metrics.json, recording.npz)")
     return exit_status(res.replay)
+
+
+def _single_defaults(args: argparse.Namespace) -> None:
+    """Fill in one search's settings the command line left out (its defaults: samcon, 3 iterations of 2000
+    samples per 0.1 s segment, 200 kept, elite, no look-ahead, the default widths)."""
+    defaults = {"method": "samcon", "iterations": 3, "samples": 2000, "keep": 200, "segment": 0.1,
+                "selection": "elite", "lookahead": 0, "width_scale": 1.0}
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+
+
+def _run_schedule(args: argparse.Namespace) -> int:
+    """``tracker optimize SOURCE`` without search flags: the schedule (:mod:`tracker.sampling.schedule`)."""
+    from tracker.commands.run import exit_status
+    from tracker.experiments.runner import default_out_dir
+    from tracker.outdir import clear_run_files
+    from tracker.sampling.optimize import optimize, plain_outcome
+    from tracker.sampling.schedule import ScheduleOptions
+    from tracker.sampling.watch import SearchLog
+
+    cfg = config_of(args)
+    sched = ScheduleOptions(seed=args.seed, budget_s=None if args.budget is None else 60.0 * args.budget,
+                            max_stages=args.max_stages)
+    out = args.out or default_out_dir(cfg.replace(name=f"{cfg.name}-optimize"))
+    if args.force_out and Path(out).is_dir():
+        clear_run_files(out)
+        _clear_stages(Path(out) / "stages")  # --force starts over: no stage is read back
+    settings = [args.source, f"--seed={args.seed}"] + [f"--set={o}" for o in cfg_overrides(args)]
+    if args.max_stages is not None:
+        settings.append(f"--max-stages={args.max_stages}")
+    if args.weights is not None:
+        import dataclasses
+
+        settings.append("--weights=" + ",".join(f"{k}={v:g}" for k, v in dataclasses.asdict(args.weights).items()))
+    cmd = "tracker optimize " + " ".join(shlex.quote(a) for a in settings)
+    header = f"Replay config of: {cmd}\nRun it again with: tracker run <this file>"
+    if args.address and args.backend != "ray":
+        from tracker.errors import ConfigError
+
+        raise ConfigError("optimize: --address names a Ray cluster; give --backend ray with it")
+    res = optimize(cfg, out, workers=args.workers, backend=args.backend, header=header, weights=args.weights,
+                   log=SearchLog(sys.stderr), address=args.address, schedule=sched)
+    m = res.replay.metrics
+    info = res.result
+    print(f"schedule: {len(info.fell)} stages, {info.rollouts} rollouts in {res.timing['solve_s']:.1f} s")
+    b = m.get("baseline", {})
+    print(f"replay: fell {m.get('fell')}, joint error {m.get('joint_error_mean_rad', float('nan')):.4f} rad, "
+          f"root error {m.get('root_error_mean_m', float('nan')):.3f} m, feet up to "
+          f"{100 * m.get('foot_penetration_max_m', float('nan')):.1f} cm below the ground; plain SPD "
+          + plain_outcome(res.plain) + f" (joint error {b.get('joint_error_mean_rad', float('nan')):.4f} rad, "
+          f"root error {b.get('root_error_mean_m', float('nan')):.3f} m)")
+    print(f"wrote {res.folder}/ (offsets.npz, optimize.json, optimize.md, metrics.json, recording.npz, stages/)")
+    return exit_status(res.replay)
+
+
+def _clear_stages(folder: Path) -> None:
+    """Remove a schedule's stage files (``NN.npz``, ``replay.npz``, ``stages.json``) from ``folder``, if any."""
+    import re
+
+    if not folder.is_dir():
+        return
+    for f in folder.iterdir():
+        if f.is_file() and (re.fullmatch(r"\d+\.npz|replay\.npz|stages\.json", f.name)):
+            f.unlink()

@@ -74,8 +74,12 @@ def clip_config(source) -> dict:
 
 def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers: int = 1, backend: str = "local",
              progress: bool = False, header: str = "", weights=None, init: str | Path | None = None,
-             log=None, address: str | None = None) -> OptimizeOutcome:
+             log=None, address: str | None = None, schedule=None) -> OptimizeOutcome:
     """Search, write and replay (module docstring).
+
+    ``schedule``: a :class:`~tracker.sampling.schedule.ScheduleOptions`: run the whole schedule
+    (:mod:`tracker.sampling.schedule`: windows, then narrow passes until the goal) instead of one search;
+    ``options`` and ``init`` are then not used (give None).
 
     ``address``: a running Ray cluster's ``HOST:PORT`` (``backend="ray"``; default ``RAY_ADDRESS``, else a
     local one is started).
@@ -88,7 +92,7 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
         ConfigError: unknown method, bad settings, a clip the model cannot stand in at its start nor at its
             first planted frame, an ``init`` track that is not a readable track for this model or is given to ``cma``.
     """
-    from tracker.experiments.runner import open_result_folder, run_experiment
+    from tracker.experiments.runner import open_result_folder
     from tracker.sampling.pool import RolloutPool
     from tracker.sampling.samcon import SamconOptions, cma_segments, samcon, segment_times
     from tracker.sampling.start import plan_start
@@ -96,6 +100,11 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
 
     if method not in METHODS:
         raise ConfigError(f"method {method!r} is not one of: {', '.join(METHODS)}")
+    if schedule is not None:
+        if init is not None or options is not None or method != "samcon":
+            raise ConfigError("optimize: a schedule sets its own searches (no --init, --method or search settings)")
+        schedule.check()
+        options = schedule.samcon(0)
     opt = options or SamconOptions()
     opt.check()
     start, prep = plan_start(cfg)  # the start settled onto the floor, or moved to the first planted frame
@@ -124,12 +133,15 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     for note in start.notes():
         if log is not None:
             log.say(note)
-    # the search launches the config's balls in every rollout, as the replay does
-    pool = RolloutPool(cfg, workers=workers, backend=backend, weights=weights, address=address,
-                       balls=bool(cfg.balls))
     timing: dict = {}
     from tracker.experiments.config import dump_config
     from tracker.sampling.samcon import Checkpoint
+
+    if schedule is not None:
+        return _optimize_schedule(cfg, folder, schedule, workers, backend, weights, address, log, header, start)
+    # the search launches the config's balls in every rollout, as the replay does
+    pool = RolloutPool(cfg, workers=workers, backend=backend, weights=weights, address=address,
+                       balls=bool(cfg.balls))
 
     # What the search depends on: the config, the method and its settings (not the workers).
     key = f"method: {method}\noptions: {opt!r}\nweights: {pool.weights!r}\n{dump_config(cfg)}"
@@ -162,6 +174,17 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
         "start": {"clip_start_s": cfg.clip.start, "settled_m": start.settled_m, "moved_from_s": start.moved_from,
                   "file_frame": start.file_frame}})
     _plots(folder, res, method)
+    outcome, plain = _replay_beside_plain(cfg, folder, header, log, timing)
+    write_text_atomic(folder / "optimize.md", _report(cfg, method, opt, res, outcome.metrics, plain, timing, init,
+                                                      start.notes()))
+    return OptimizeOutcome(res, outcome, plain, folder, timing)
+
+
+def _replay_beside_plain(cfg, folder: Path, header: str, log, timing: dict):
+    """The plain servo's run (the baseline) and the replay of ``folder/offsets.npz`` as ``tracker run`` does it;
+    writes ``metrics.json`` (with ``baseline``) and ``timing.json``. Returns ``(the replay's outcome, plain)``."""
+    from tracker.experiments.runner import run_experiment
+
     if log is not None:
         log.say("baseline: the plain servo (no offsets, the same settings) ...")
     plain_cfg = cfg.replace(controller=dataclasses.replace(cfg.controller, offsets=None))
@@ -176,8 +199,41 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     outcome.metrics["baseline"] = baseline
     write_json_atomic(folder / "metrics.json", outcome.metrics)
     write_json_atomic(folder / "timing.json", timing)
-    write_text_atomic(folder / "optimize.md", _report(cfg, method, opt, res, outcome.metrics, plain, timing, init,
-                                                      start.notes()))
+    return outcome, plain
+
+
+def _optimize_schedule(cfg, folder: Path, schedule, workers, backend, weights, address, log, header, start):
+    """:func:`optimize` with a schedule: run it, write its files, replay beside the plain servo."""
+    from tracker.experiments.config import dump_config
+    from tracker.sampling.samcon import SamconResult
+    from tracker.sampling.schedule import run_schedule
+
+    if log is not None:
+        log.begin()
+    t0 = time.perf_counter()
+    try:
+        sres = run_schedule(cfg, folder, schedule, workers=workers, backend=backend, weights=weights, address=address,
+                            log=log, key=dump_config(cfg))
+    finally:
+        if log is not None:
+            log.close()
+    timing = {"solve_s": time.perf_counter() - t0, "resumed_from": sres.resumed}
+    sres.track.save(folder / "offsets.npz")
+    res = SamconResult(sres.track, sres.cost_per_stage, sres.segment_costs, tuple(st.fell for st in sres.stages),
+                       sres.rollouts, sres.times)
+    write_json_atomic(folder / "optimize.json", {
+        "method": "samcon schedule", "workers_do_not_change_results": True,
+        "weights": dataclasses.asdict(weights) if weights is not None else None,
+        "schedule": {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(schedule).items()},
+        "stages": [dataclasses.asdict(st) for st in sres.stages], "stopped": sres.stopped, "goal_met": sres.met,
+        "goal": sres.goal, "rollouts": int(sres.rollouts), "segment_times": sres.times.tolist(),
+        "cost_per_stage": sres.cost_per_stage.tolist(),
+        "start": {"clip_start_s": cfg.clip.start, "settled_m": start.settled_m, "moved_from_s": start.moved_from,
+                  "file_frame": start.file_frame}})
+    _plots(folder, res, "schedule")
+    outcome, plain = _replay_beside_plain(cfg, folder, header, log, timing)
+    write_text_atomic(folder / "optimize.md", _schedule_report(cfg, schedule, sres, outcome.metrics, plain, timing,
+                                                               start.notes()))
     return OptimizeOutcome(res, outcome, plain, folder, timing)
 
 
@@ -216,7 +272,8 @@ def _plots(folder: Path, res, method: str) -> None:
     fig = Figure(figsize=(6.4, 4.0))
     ax = fig.add_subplot(1, 1, 1)
     ax.plot(np.arange(1, len(res.cost_per_iteration) + 1), res.cost_per_iteration, "o-")
-    ax.set_xlabel("iteration" if method == "samcon" else "CMA-ES generation")
+    ax.set_xlabel({"samcon": "iteration", "schedule": "stage (each with its own weights)"}.get(method,
+                                                                                            "CMA-ES generation"))
     ax.set_ylabel("best chain's cost (sum over segments)")
     ax.set_title(f"{method}: cost per iteration", fontsize=9)
     ax.grid(alpha=0.3)
@@ -226,7 +283,8 @@ def _plots(folder: Path, res, method: str) -> None:
     ax = fig.add_subplot(1, 1, 1)
     mids = 0.5 * (res.times[:-1] + res.times[1:])
     for i, row in enumerate(res.segment_costs):
-        ax.plot(mids, row, "o-", ms=3, label=f"iteration {i + 1}", alpha=0.4 + 0.6 * (i + 1) / len(res.segment_costs))
+        label = "the last search's best chain" if method == "schedule" else f"iteration {i + 1}"
+        ax.plot(mids, row, "o-", ms=3, label=label, alpha=0.4 + 0.6 * (i + 1) / len(res.segment_costs))
     ax.set_xlabel("clip time (segment centre), s")
     ax.set_ylabel("segment cost")
     ax.set_yscale("log")
@@ -299,5 +357,49 @@ def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict
               f"{base.get('root_error_mean_m', nan):.4f} |", "",
               f"The plain servo: {plain_outcome(plain)}.",
               "", "![cost per iteration](cost_per_iteration.png)", "",
+              "![cost per segment](cost_per_segment.png)", ""]
+    return "\n".join(lines)
+
+
+def _schedule_report(cfg, schedule, sres, metrics: dict, plain: dict, timing: dict, notes=()) -> str:
+    """``optimize.md`` of a schedule: its settings, a row per stage, the replay beside the plain servo."""
+    from tracker.sampling.watch import GOAL_JOINT_RAD, GOAL_ROOT_M
+
+    source = cfg.clip.path if not notes or not str(cfg.clip.path).endswith("reference.npz") else "the lowered clip"
+    stopped = {"goal met": "the goal was met", "stages done": "every stage was done, the goal not met",
+               "budget": f"the next stage would have passed the budget of {schedule.budget_s or 0:.0f} s "
+                         f"(`--max-stages {len(sres.stages)}` reproduces this result)",
+               "max_stages": f"--max-stages {schedule.max_stages} was reached"}.get(sres.stopped, sres.stopped)
+    lines = [f"# samcon schedule: {Path(source).name}", "", *[f"{n[0].upper()}{n[1:]}." for n in notes],
+             *([""] if notes else []),
+             f"Windows of {schedule.window:g} s (the last {schedule.overlap:g} s of each searched again by the next), "
+             f"{schedule.samples} samples per {schedule.segment:g} s segment and iteration, keep {schedule.keep} "
+             f"({schedule.selection}), {schedule.iterations} iterations, look-ahead {schedule.lookahead} segment(s) "
+             f"for the {schedule.look_keep} cheapest; then narrow passes (half-widths x {schedule.refine_scale:g}, "
+             f"pose weights {', '.join(f'{p:g}' for p in schedule.refine_pose)}) until the goal (standing, joint "
+             f"error <= {GOAL_JOINT_RAD:.2f} rad, root error <= {GOAL_ROOT_M:.2f} m); seed {schedule.seed}. "
+             f"{sres.rollouts} rollouts in {timing['solve_s']:.1f} s"
+             + (f" (resumed after stage {sres.resumed})" if sres.resumed else "") + f". Stopped: {stopped}.", "",
+             "| stage | search | clip time, s | rollouts | time, s | best chain fell | replay: fell | joint error, rad "
+             "| root error, m | note |", "|---:|---|---|---:|---:|---|---|---:|---:|---|"]
+    for i, st in enumerate(sres.stages):
+        r = st.replay or {}
+        fell = ("at %.2f s" % r["fell_at"] if r.get("fell") else "no") if r else ""
+        je = f"{r['joint_error_mean_rad']:.4f}" if r else ""
+        re_ = f"{r['root_error_mean_m']:.4f}" if r else ""
+        lines.append(f"| {i + 1} | {st.name} | {st.t0:.2f}-{st.t1:.2f} | {st.rollouts} | {st.seconds:.1f} | "
+                     f"{'yes' if st.fell else 'no'} | {fell} | {je} | {re_} | {st.note} |")
+    base = metrics.get("baseline", {})
+    nan = float("nan")
+    lines += ["", "Replay (tracker run with controller.offsets = offsets.npz, the best stage's track) beside the plain "
+              "servo (the same settings, controller.offsets = null; `baseline` in metrics.json):", "",
+              "| | with the offsets | plain servo |", "|---|---:|---:|",
+              f"| fell | {metrics.get('fell')} | {base.get('fell')} |",
+              f"| joint error mean, rad | {metrics.get('joint_error_mean_rad', nan):.4f} | "
+              f"{base.get('joint_error_mean_rad', nan):.4f} |",
+              f"| root position error mean, m | {metrics.get('root_error_mean_m', nan):.4f} | "
+              f"{base.get('root_error_mean_m', nan):.4f} |", "",
+              f"The plain servo: {plain_outcome(plain)}.",
+              "", "![cost per stage](cost_per_iteration.png)", "",
               "![cost per segment](cost_per_segment.png)", ""]
     return "\n".join(lines)

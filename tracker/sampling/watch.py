@@ -92,7 +92,10 @@ class SearchLog:
         self._clock = clock
         self._t0 = clock()
         self._first: int | None = None  # windows already done when this run started (a resumed search)
+        self._t_first = self._last = 0.0  # elapsed time when that search started, and at the last window
         self._tqdm = None
+        #: put before every line (a schedule's stage), "" for none
+        self.prefix = ""
 
     def begin(self) -> None:
         """The search starts now (elapsed and left times count from here)."""
@@ -103,26 +106,29 @@ class SearchLog:
         elapsed = self._clock() - self._t0
         left = self._left(s, elapsed)
         unit = "iteration" if s.method == "samcon" else "generation"
-        return (f"{s.method} search: {unit} {s.iteration + 1}/{s.iterations}, window {s.segment + 1}/{s.segments} "
+        return (f"{self.prefix}{s.method} search: {unit} {s.iteration + 1}/{s.iterations}, window {s.segment + 1}/{s.segments} "
                 f"({s.t0:.2f}-{s.t1:.2f} s): best cost {s.cost:.4g}, joint error {s.joint_error:.3f} rad "
                 f"(goal <= {GOAL_JOINT_RAD:.2f}), root error {s.root_error:.3f} m (goal <= {GOAL_ROOT_M:.2f}), "
                 f"{elapsed:.1f} s elapsed, " + ("about " + _seconds(left) + " left" if left is not None
                                                  else "time left not known yet"))
 
     def _left(self, s: SearchStatus, elapsed: float) -> float | None:
-        if self._first is None:
-            self._first = s.done - 1
-        run = s.done - self._first
-        return elapsed / run * (s.total - s.done) if run > 0 and elapsed > 0 else None
+        if self._first is None or s.done <= self._first:  # the first window of a search (a schedule runs several)
+            self._first, self._t_first = s.done - 1, self._last
+        self._last = elapsed
+        run, spent = s.done - self._first, elapsed - self._t_first
+        return spent / run * (s.total - s.done) if run > 0 and spent > 0 else None
 
     def __call__(self, s: SearchStatus) -> None:
         if not self.bar:
             print(self.line(s), file=self.stream, flush=True)
             return
+        if self._tqdm is not None and (self._tqdm.total != s.total or s.done <= self._tqdm.n):
+            self.close()  # the next search of a schedule
         if self._tqdm is None:
             from tqdm import tqdm
 
-            self._tqdm = tqdm(total=s.total, initial=s.done - 1, unit="window", desc=f"{s.method}", leave=False,
+            self._tqdm = tqdm(total=s.total, initial=s.done - 1, unit="window", desc=f"{self.prefix}{s.method}", leave=False,
                               file=self.stream)
         self._tqdm.set_postfix_str(f"it {s.iteration + 1}/{s.iterations} seg {s.segment + 1}/{s.segments} "
                                    f"cost {s.cost:.4g} joint {s.joint_error:.3f} rad root {s.root_error:.3f} m",
