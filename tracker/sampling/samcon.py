@@ -75,8 +75,9 @@ class SamconOptions:
         look_keep: with ``lookahead``, simulate the look-ahead only for the ``look_keep`` samples of
             lowest segment cost (a second batch of rollouts from their end states) and rank the
             others behind them, by their segment cost; 0: every sample looks ahead (in the same
-            rollout). With ``look_keep >= keep``, ``elite`` still keeps only samples that looked
-            ahead, and the look-ahead's cost falls from ``samples`` to ``look_keep`` rollouts per segment.
+            rollout); the kept states are chosen among those (``elite`` or ``spread`` over their ranks)
+            when they are at least ``keep``. The look-ahead's cost falls from ``samples`` to ``look_keep``
+            rollouts per segment.
     """
 
     segment: float = 0.1
@@ -137,6 +138,7 @@ class _Node:
     rank: float = 0.0  # what the selection orders by: the segment's cost plus its look-ahead's
     q_end: np.ndarray | None = None  # the end state's q until the errors below are read from it
     err: np.ndarray | None = None  # the chain's joint and root errors summed over its boundaries, and their count
+    looked: bool = False  # with look_keep: the sample was simulated on past its segment
 
 @dataclass(frozen=True)
 class SamconResult:
@@ -285,12 +287,13 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
                 inc_node = len(requests) - 1
             results = pool.run(requests)
             rollouts += len(results)
-            ranks = [r.cost + r.look_cost for r in results]
+            ranks, looked = [r.cost + r.look_cost for r in results], None
             if opt.lookahead and opt.look_keep and k + 1 < n_seg:
                 ranks, looked = _look_ahead(pool, base, k, results, knots, inc_node, times, mean, opt)
-                rollouts += looked
+                rollouts += len(looked)
+            ahead = set(looked or ())
             nodes = [_Node(kn, r.cost, par.total + r.cost, r.end, par, r.fell or par.fell, i == inc_node,
-                           rank, r.q_end if watch is not None else None)
+                           rank, r.q_end if watch is not None else None, looked=i in ahead)
                      for i, (r, par, kn, rank) in enumerate(zip(results, parents, knots, ranks))
                      if np.isfinite(r.cost)]
             if not nodes:
@@ -298,6 +301,8 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
                                   "diverged; try smaller widths or a smaller time step")
             order = sorted(range(len(nodes)), key=lambda i: (nodes[i].rank, i))
             last = k == n_seg - 1
+            if looked is not None and sum(n.looked for n in nodes) >= opt.keep:
+                order = [i for i in order if nodes[i].looked]  # the kept come from the samples that looked ahead
             if last:
                 chosen = [nodes[i] for i in order]
             elif opt.selection == "spread":
@@ -484,10 +489,10 @@ def _replay_prefix(pool, base: OffsetTrack, times: np.ndarray, mean: np.ndarray,
 
 
 def _look_ahead(pool, base: OffsetTrack, k: int, results, knots, inc_node, times: np.ndarray, mean: np.ndarray,
-                opt: SamconOptions) -> tuple[list[float], int]:
+                opt: SamconOptions) -> tuple[list[float], list[int]]:
     """Ranks of segment ``k``'s samples with :attr:`SamconOptions.look_keep`: the ``look_keep`` cheapest (and the
     carried best chain's) simulated on over the next ``lookahead`` segments from their end states, aimed at
-    ``mean``; the others ranked behind them by their own cost. Returns ``(ranks, rollouts simulated)``."""
+    ``mean``; the others ranked behind them by their own cost. Returns ``(ranks, the indices that looked ahead)``."""
     finite = [i for i, r in enumerate(results) if np.isfinite(r.cost)]
     top = sorted(finite, key=lambda i: (results[i].cost, i))[:opt.look_keep]
     if inc_node is not None and inc_node in finite and inc_node not in top:
@@ -505,7 +510,7 @@ def _look_ahead(pool, base: OffsetTrack, k: int, results, knots, inc_node, times
     failed = 2.0 * behind + 1e3  # a look-ahead that diverged: after those too
     ranks = [r.cost + (look[i] if np.isfinite(look[i]) else failed) if i in look else r.cost + behind
              for i, r in enumerate(results)]
-    return ranks, len(requests)
+    return ranks, top
 
 
 def _backtrack(node: _Node) -> list[_Node]:

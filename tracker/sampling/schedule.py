@@ -51,6 +51,8 @@ class ScheduleOptions:
             (:class:`~tracker.sampling.samcon.SamconOptions`).
         refine_scale: the narrow passes' half-widths over the defaults.
         refine_pose: the pose weight of each narrow pass, in order.
+        escalations: how many times a window that misses the goal over its own span (or falls) is searched
+            again with twice the samples, kept states and look-aheads of the search before.
         seed: the random seed.
         budget_s: wall-clock seconds the search may take (None: no limit).
         max_stages: stop after this many stages (None: no limit): reproduces a run the budget cut.
@@ -67,6 +69,7 @@ class ScheduleOptions:
     look_keep: int = 200
     refine_scale: float = 0.24
     refine_pose: tuple[float, ...] = (40.0, 80.0)
+    escalations: int = 1
     seed: int = 0
     budget_s: float | None = None
     max_stages: int | None = None
@@ -112,6 +115,7 @@ class Stage:
         replay: after windows reach the end and after each narrow pass: the replay's goal numbers
             (``fell``, ``fell_at``, ``joint_error_mean_rad``, ``root_error_mean_m``), else None.
         note: what else the stage did (kept or not).
+        window: a window search's track replayed to the window's end: its goal numbers over the window.
     """
 
     name: str
@@ -123,6 +127,7 @@ class Stage:
     cost: float
     replay: dict | None = None
     note: str = ""
+    window: dict | None = None
 
 
 @dataclass
@@ -285,28 +290,34 @@ def run_schedule(cfg, folder: Path, options: ScheduleOptions | None = None, work
         back = max(1, int(round(opt.overlap / opt.segment)))
         for i, (k0, k1) in enumerate(wins):
             sopt = opt.samcon(len(res.stages))
-            est = sopt.samples * (k1 - k0) * sopt.iterations
-            if not fits(est, f"window {i + 1}"):
+            if not fits(_rollouts(sopt, k1 - k0), f"window {i + 1}"):
                 break
             new, st = search("window", k0, k1, sopt, base_w, track if k0 > 0 else _or_none(track))
+            st.window = st.window or _window_goal(cfg, new, float(times[k0]), float(times[k1]), stages_dir / "replay")
             record()
-            if st.fell:
-                k_back = max(0, k0 - back)
-                again = opt.samcon(len(res.stages), samples=2 * opt.samples)
-                if fits(again.samples * (k1 - k_back) * again.iterations, f"window {i + 1} again"):
-                    say(f"schedule: window {times[k0]:.2f}-{times[k1]:.2f} s fell; searching "
-                        f"{times[k_back]:.2f}-{times[k1]:.2f} s again with {again.samples} samples")
-                    new2, st2 = search("window again", k_back, k1, again, base_w,
-                                       track if k_back > 0 else _or_none(track))
-                    if not st2.fell or st2.cost < st.cost:
-                        new = new2
-                    else:
-                        st2.note = "not kept: it fell too, at a higher cost"
-                    record()
-                else:
-                    track = new
+            n = opt.samples
+            for _ in range(opt.escalations):
+                if goal_met(st.window):
                     break
+                n *= 2
+                k_back = max(0, k0 - back) if st.window["fell"] else k0
+                again = opt.samcon(len(res.stages), samples=n)
+                if not fits(_rollouts(again, k1 - k_back), f"window {i + 1} again"):
+                    break
+                why = "fell" if st.window["fell"] else "missed the goal"
+                say(f"schedule: window {times[k0]:.2f}-{times[k1]:.2f} s {why}; searching {times[k_back]:.2f}-"
+                    f"{times[k1]:.2f} s again with {again.samples} samples")
+                new2, st2 = search("window again", k_back, k1, again, base_w, track if k_back > 0 else _or_none(track))
+                st2.window = st2.window or _window_goal(cfg, new2, float(times[k0]), float(times[k1]),
+                                                        stages_dir / "replay")
+                if goal_score(st2.window) < goal_score(st.window):
+                    new, st = new2, st2
+                else:
+                    st2.note = "not kept: further from the goal over the window than the search before it"
+                record()
             track = new
+            if res.stopped:
+                break
         # 3: replay and goal
         last = res.stages[-1] if res.stages else None
         best, best_goal = track, (last.replay if last is not None and last.replay else
@@ -365,6 +376,30 @@ def _save_done(folder: Path, key: str, stages: dict) -> None:
     from tracker.atomic import write_json_atomic
 
     write_json_atomic(folder / "stages.json", {"key": key, "stages": {str(i): rec for i, rec in stages.items()}})
+
+
+def _rollouts(sopt, segments: int) -> int:
+    """About how many rollouts a SAMCON search of ``segments`` segments with ``sopt`` simulates."""
+    return (sopt.samples + (sopt.look_keep if sopt.lookahead else 0)) * segments * sopt.iterations
+
+
+def _window_goal(cfg, track, t0: float, t1: float, path: Path) -> dict:
+    """``track`` replayed from the start to ``t1``: whether it fell, and the mean joint and root errors over
+    ``[t0, t1]`` (the goal's numbers over one window)."""
+    from tracker.experiments.runner import build, simulate
+    from tracker.sampling.watch import boundary_errors
+
+    file = path.with_suffix(".npz")
+    track.save(file)
+    sim = dataclasses.replace(cfg.sim, duration=float(t1 - cfg.clip.start))
+    run_cfg = cfg.replace(sim=sim, controller=dataclasses.replace(cfg.controller, offsets=str(file.resolve())))
+    prep = build(run_cfg)
+    rec, _ = simulate(prep)
+    span = (rec.t >= t0 - 1e-9) & (rec.t <= t1 + 1e-9) & np.isfinite(rec.q).all(axis=1)
+    err = boundary_errors(rec.layout, rec.q[span], rec.q_ref[span]) if span.any() else np.full((1, 2), np.inf)
+    fell_at = rec.meta.get("fell_at")
+    return {"fell": fell_at is not None or bool(rec.diverged), "fell_at": fell_at,
+            "joint_error_mean_rad": float(err[:, 0].mean()), "root_error_mean_m": float(err[:, 1].mean())}
 
 
 def _or_none(track):
