@@ -31,6 +31,7 @@ wrong; :meth:`OffsetTrack.check_layout` then names the first joint that does not
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,6 +85,9 @@ class OffsetTrack:
             object.__setattr__(self, name, a)
         object.__setattr__(self, "joints", tuple(self.joints))
         object.__setattr__(self, "_layout_cache", None)
+        # the knots as Python floats and the DOF count, for at() (it runs every control step)
+        object.__setattr__(self, "_knots", times.tolist())
+        object.__setattr__(self, "_n_dofs", int(dofs.sum()))
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -105,10 +109,10 @@ class OffsetTrack:
     # -- evaluation -----------------------------------------------------------------------
     def at(self, t: float) -> np.ndarray:
         """``Δ(t)`` ``(D,)``: linear between knots, zero outside them."""
-        ts = self.times
-        if t < ts[0] or t > ts[-1] or not np.isfinite(t):
-            return np.zeros(self.n_dofs)
-        k = int(np.searchsorted(ts, t, side="right")) - 1
+        ts = self._knots  # the knot times as Python floats: cheaper to compare and bisect than numpy scalars
+        if not ts[0] <= t <= ts[-1]:  # outside the knots, or NaN
+            return np.zeros(self._n_dofs)
+        k = bisect_right(ts, t) - 1
         if k >= len(ts) - 1:
             return self.values[-1].copy()
         a = (t - ts[k]) / (ts[k + 1] - ts[k])
@@ -119,25 +123,23 @@ class OffsetTrack:
         delta = self.at(t)
         if not delta.any():
             return q
-        idx = self._indices(layout)
+        sph_q, sph_d, rev_q, rev_d = self._indices(layout)
         out = np.array(q, dtype=float, copy=True)
-        full = np.zeros(layout.nv)
-        full[idx["v"]] = delta
-        if len(idx["sph_q"]):
-            qs = out[idx["sph_q"]]
-            out[idx["sph_q"]] = _mul(qs, _exp(full[idx["sph_v"]]))
-        if len(idx["rev_q"]):
-            out[idx["rev_q"]] += full[idx["rev_v"]]
+        if len(sph_q):
+            out[sph_q] = _mul(out[sph_q], _exp(delta[sph_d]))
+        if len(rev_q):
+            out[rev_q] += delta[rev_d]
         return out
 
-    def _indices(self, layout) -> dict:
+    def _indices(self, layout) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Where ``layout``'s spherical and revolute joints sit: in ``q`` (``(S, 4)``, ``(R,)``) and in ``Δ``
+        (``(S, 3)``, ``(R,)``: their ``v`` indices less the base's six, ``Δ`` being ``v`` without the base)."""
         cache = self._layout_cache
         if cache is not None and cache[0] is layout:
             return cache[1]
         base = 6 if layout.has_base else 0
-        idx = {"v": np.arange(base, layout.nv), "sph_q": np.asarray(layout.sph_q).reshape(-1, 4),
-               "sph_v": np.asarray(layout.sph_v).reshape(-1, 3), "rev_q": np.asarray(layout.rev_q, dtype=int),
-               "rev_v": np.asarray(layout.rev_v, dtype=int)}
+        idx = (np.asarray(layout.sph_q).reshape(-1, 4), np.asarray(layout.sph_v, dtype=int).reshape(-1, 3) - base,
+               np.asarray(layout.rev_q, dtype=int), np.asarray(layout.rev_v, dtype=int) - base)
         object.__setattr__(self, "_layout_cache", (layout, idx))
         return idx
 
