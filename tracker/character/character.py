@@ -477,10 +477,11 @@ class Character(CharacterDynamics, BulletFrames):
             raise ValueError(f"expected tau ({self.layout.nv},), got {tau.shape}")
         if self._convert:
             tau = self._vec_to_bullet(tau)
-        forces = [tau[sl].tolist() for sl in self._v_slices]
+        flat = tau.tolist()  # one conversion to Python floats (the same values), then list slices
+        forces = [flat[sl] for sl in self._v_slices]
         b, cid, joints = self.body_id, self.client_id, self._pb_joint
-        wrench = bool(np.any(tau[0:6] != 0.0))
-        force, torque = list(map(float, tau[0:3])), list(map(float, tau[3:6]))
+        force, torque = flat[0:3], flat[3:6]
+        wrench = any(x != 0.0 for x in flat[0:6])
 
         def apply() -> None:
             p.setJointMotorControlMultiDofArray(b, joints, p.TORQUE_CONTROL, forces=forces, physicsClientId=cid)
