@@ -147,6 +147,7 @@ class SPDController:
         self.held = None
         #: ``(nv,)`` the acceleration the last call predicted for the torques it returned (None before a call).
         self.acceleration: np.ndarray | None = None
+        self._terms = _GainTerms()
 
     def torques(self, state: State, target: Target, gains: Gains, dt: float,
                 extra: np.ndarray | None = None, constraints: np.ndarray | None = None) -> np.ndarray:
@@ -166,19 +167,13 @@ class SPDController:
                 state or a broken mass matrix).
         """
         q, v = state
-        kp, kd = gains.kp, gains.kd
-        if not self._all_active:
-            kp = kp * self.mask
-            kd = kd * self.mask
+        kp, kd, implicit, limited = self._gain_terms(gains, dt)
         f = self.servo_force(state, target, kp, kd, dt)
         if extra is not None:
             # A force added to the servo's (vt's feed-forward, balance feedback): in the right-hand
             # side of the solve and in the output, so the implicit terms account for it; with torque
             # limits the active set treats it as part of each DOF's demand.
             f = f + extra
-        implicit = kd * dt
-        if self.prediction == "semi_implicit":
-            implicit += kp * (dt * dt * self._position_factor)
         mass = self.dynamics.mass_matrix(q)
         bias = self.dynamics.bias_forces(q, v)
         acc, held = self._solve(mass, implicit, f - bias, constraints)
@@ -188,9 +183,30 @@ class SPDController:
             from tracker.control.contact_solve import held_contacts
 
             self.held = held_contacts(constraints, held)
-        if gains.limited:
+        if limited:
             tau = self._limit(tau, f, implicit, mass, bias, gains.tau_max, constraints, held)
         return tau
+
+    def _gain_terms(self, gains: Gains, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+        """``(kp, kd, implicit, limited)`` of ``gains`` at ``dt``: the gains without the passive DOFs', the implicit
+        diagonal ``Kd·dt [+ Kp·dt²·factor]`` and whether any torque is limited. The last ones are kept and
+        reused while the same :class:`~tracker.control.base.Gains` (immutable, its arrays read-only) comes with
+        the same ``dt``, as it does step after step without a gain schedule; the arrays are only read."""
+        memo = self._terms
+        if memo.gains is gains and memo.dt == dt and memo.prediction == self.prediction:
+            return memo.terms
+        kp, kd = gains.kp, gains.kd
+        if not self._all_active:
+            kp = kp * self.mask
+            kd = kd * self.mask
+        implicit = kd * dt
+        if self.prediction == "semi_implicit":
+            implicit += kp * (dt * dt * self._position_factor)
+        for a in (kp, kd, implicit):
+            a.setflags(write=False)  # shared from step to step
+        memo.gains, memo.dt, memo.prediction = gains, dt, self.prediction
+        memo.terms = (kp, kd, implicit, gains.limited)
+        return memo.terms
 
     def servo_force(self, state: State, target: Target, kp: np.ndarray, kd: np.ndarray, dt: float) -> np.ndarray:
         """``f = Kp·p_err + Kd·v_err`` ``(nv,)``: the PD force before the implicit correction."""
@@ -297,3 +313,13 @@ class SPDController:
 #: No saturated DOF.
 _NONE = np.zeros(0, dtype=int)
 _NONE.setflags(write=False)
+
+
+class _GainTerms:
+    """:meth:`SPDController._gain_terms`' last answer and what it was for. A plain object, not data: a
+    snapshot (:mod:`tracker.sim.snapshot`) neither saves nor restores it, and it stays valid across restores."""
+
+    __slots__ = ("gains", "dt", "prediction", "terms")
+
+    def __init__(self) -> None:
+        self.gains = self.dt = self.prediction = self.terms = None
