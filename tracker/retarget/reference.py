@@ -177,6 +177,37 @@ class Reference:
         return read_reference(path)
 
 
+class SampleMemo:
+    """A clip's samples kept by time: ``memo(reference, t)`` is ``reference.sample(t)``, bit for bit, with
+    read-only arrays shared between the calls at one ``t``.
+
+    A simulation that goes back to saved states samples the same times again: a search's rollouts, thousands
+    from each kept state, each the same dozen control steps. Only a :class:`Reference` (frozen, its arrays
+    read-only: its samples depend on ``t`` alone) is kept, at most ``size`` times (then the memo starts
+    over); any other reference object is asked every time, and ``t = 0`` too (``0.0`` and ``-0.0`` are one
+    key, but a clamped sample at ``-0.0`` may carry a ``-0.0`` where ``0.0`` has ``0.0``).
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._reference, self._kept, self._items = None, False, {}
+
+    def __call__(self, reference, t: float) -> tuple[np.ndarray, np.ndarray]:
+        if reference is not self._reference:
+            self._reference, self._kept, self._items = reference, isinstance(reference, Reference), {}
+        if not self._kept or t == 0:
+            return reference.sample(t)
+        hit = self._items.get(t)
+        if hit is None:
+            if len(self._items) >= self.size:
+                self._items.clear()
+            q, v = reference.sample(t)
+            q.setflags(write=False)
+            v.setflags(write=False)
+            hit = self._items[t] = (q, v)
+        return hit
+
+
 #: Largest reference file read, bytes, and most values its arrays may hold together (a
 #: 10-minute clip of the humanoid at 120 fps holds 72,000 frames x ~100 columns = 7 M).
 MAX_FILE_BYTES = 1 << 29

@@ -54,7 +54,7 @@ import numpy as np
 from tracker.control.base import Gains, State, Target
 from tracker.control.registry import create as create_controller
 from tracker.errors import SimulationError
-from tracker.retarget.reference import Reference
+from tracker.retarget.reference import Reference, SampleMemo
 from tracker.quiet import quiet_stdio
 from tracker.sim.recording import Recording
 from tracker.sim.fall import FallWatch
@@ -221,7 +221,7 @@ class Simulation:
         # one physics step per control step only (the module docstring says why).
         self._ground_rows = opt.root == "free" and self._unclamped
         self._reserve = None
-        self._fall = FallWatch(self)
+        self._fall, self._samples = FallWatch(self), SampleMemo()
         self.t = opt.start
         self.gains = self.base_gains
         try:
@@ -286,7 +286,7 @@ class Simulation:
         # moves it between steps), so it is not read twice.
         q, v = self._state if self._state is not None else c.get_state()
         q_now, v_now = self._reference_now()
-        q_next, v_next = self.reference.sample(self.t + dt)
+        q_next, v_next = self._samples(self.reference, self.t + dt)  # kept by time (SampleMemo: rollouts repeat them)
         self._ref_next = (self.t + dt, q_next, v_next)
         self.gains = self.gains_fn(self.t, self.base_gains) if self.gains_fn else self.base_gains
         scenario = self.scenario
@@ -503,13 +503,12 @@ class Simulation:
         q, v = row["q"], row["v"]
         if not (np.isfinite(q).all() and np.isfinite(v).all()):
             return "NaN in the state"
-        jv = np.abs(v[6:])
-        top = jv.max() if jv.size else -np.inf  # the fastest joint, once
+        top = np.abs(v[6:]).max() if len(v) > 6 else -np.inf  # the fastest joint's speed, once
         if top >= PYBULLET_SPEED_CLAMP * 0.99 and not self._unclamped:
-            k = int(np.argmax(jv)) + 6
+            k = int(np.argmax(np.abs(v[6:]))) + 6
             return f"joint {self._joint_at(k)} speed pinned at PyBullet's {PYBULLET_SPEED_CLAMP:.0f} rad/s clamp"
         if top > self.opt.max_speed:
-            k = int(np.argmax(jv)) + 6
+            k = int(np.argmax(np.abs(v[6:]))) + 6
             return f"joint {self._joint_at(k)} runs away at {top:.0f} rad/s"
         speed = np.sqrt(v[0:3].dot(v[0:3]))  # np.linalg.norm(v[0:3]), as it computes a vector's
         if speed > self.opt.max_speed:
