@@ -61,12 +61,12 @@ class ScheduleOptions:
 
     window: float = 2.0
     overlap: float = 0.5
-    samples: int = 2000
-    keep: int = 200
+    samples: int = 1000
+    keep: int = 100
     iterations: int = 2
     selection: str = "spread"
     lookahead: int = 1
-    look_keep: int = 400
+    look_keep: int = 200
     refine_scale: float = 0.24
     refine_pose: tuple[float, ...] = (40.0, 80.0)
     escalations: int = 1
