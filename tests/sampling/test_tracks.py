@@ -1,0 +1,36 @@
+"""The library of solved tracks (issue 32, item 5): every ``configs/free/*.yaml`` replays its shipped track
+byte-identically to the search's own replay, and the character stands and meets the goal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tracker.experiments.config import load_config
+from tracker.experiments.runner import build, compute_metrics, simulate
+from tracker.sampling.tracks import recording_digest
+from tracker.sampling.watch import GOAL_JOINT_RAD, GOAL_ROOT_M
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = sorted((ROOT / "configs" / "free").glob("*.yaml"))
+
+
+def test_the_library_has_tracks():
+    assert CONFIGS, "no configs/free/*.yaml"
+    for cfg in CONFIGS:
+        track = ROOT / "data" / "tracks" / cfg.stem
+        assert (track / "offsets.npz").is_file() and (track / "replay.json").is_file(), track
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_a_shipped_track_replays_as_the_search_replayed_it(path):
+    shipped = json.loads((ROOT / "data" / "tracks" / path.stem / "replay.json").read_text())
+    prep = build(load_config(path))
+    rec, _ = simulate(prep)
+    assert recording_digest(rec) == shipped["digest"]  # byte for byte the search's own replay
+    m = compute_metrics(prep, rec, None, {})
+    assert not m["fell"]
+    assert m["joint_error_mean_rad"] <= GOAL_JOINT_RAD and m["root_error_mean_m"] <= GOAL_ROOT_M
+    assert m["joint_error_mean_rad"] == shipped["metrics"]["joint_error_mean_rad"]
