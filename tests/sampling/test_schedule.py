@@ -191,3 +191,9 @@ def test_a_window_that_misses_the_goal_is_searched_again_with_twice_the_samples(
     kept = again if again.note == "" else first
     assert schedule.goal_score(kept.window) <= schedule.goal_score((first if kept is again else again).window)
     assert res.stopped == "stages done" and not res.met
+
+
+def test_a_resumed_schedule_counts_the_time_of_the_stages_it_reads_back(tmp_path):
+    run_schedule(config(0.8), tmp_path, ScheduleOptions(**{**SMALL.__dict__, "max_stages": 2}), workers=1)
+    res = run_schedule(config(0.8), tmp_path, ScheduleOptions(**{**SMALL.__dict__, "budget_s": 1e-3}), workers=1)
+    assert res.resumed == 2 and len(res.stages) == 2 and res.stopped == "budget"

@@ -175,11 +175,10 @@ def _is_clip_yaml(path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tracker.commands.run import exit_status
     from tracker.errors import ConfigError
     from tracker.experiments.runner import default_out_dir
     from tracker.outdir import check_out, check_path, clear_run_files
-    from tracker.sampling.optimize import optimize, plain_outcome
+    from tracker.sampling.optimize import optimize
     from tracker.sampling.watch import SearchLog
     from tracker.sampling.samcon import DEFAULT_WIDTHS, SamconOptions
 
@@ -242,28 +241,13 @@ def run(args: argparse.Namespace) -> int:
     if args.init is not None:
         settings.append(f"--init={Path(args.init).resolve()}")
     settings += [f"--set={o}" for o in cfg_overrides(args)]
-    if args.weights is not None:
-        import dataclasses
-
-        settings.append("--weights=" + ",".join(f"{k}={v:g}" for k, v in dataclasses.asdict(args.weights).items()))
-    cmd = "tracker optimize " + " ".join(shlex.quote(a) for a in settings)
-    header = f"Replay config of: {cmd}\nRun it again with: tracker run <this file>"
-    if args.address and args.backend != "ray":
-        raise ConfigError("optimize: --address names a Ray cluster; give --backend ray with it")
+    header = _replay_header(args, settings)
     res = optimize(cfg, out, method=args.method, options=opt, workers=args.workers, backend=args.backend,
                    header=header, weights=args.weights, init=args.init, log=SearchLog(sys.stderr),
                    address=args.address)
-    m = res.replay.metrics
     costs = ", ".join(f"{c:.4g}" for c in res.result.cost_per_iteration)
     print(f"{args.method}: {res.result.rollouts} rollouts in {res.timing['solve_s']:.1f} s; cost per iteration {costs}")
-    b = m.get("baseline", {})
-    print(f"replay: fell {m.get('fell')}, joint error {m.get('joint_error_mean_rad', float('nan')):.4f} rad, "
-          f"root error {m.get('root_error_mean_m', float('nan')):.3f} m, feet up to "
-          f"{100 * m.get('foot_penetration_max_m', float('nan')):.1f} cm below the ground; plain SPD "
-          + plain_outcome(res.plain) + f" (joint error {b.get('joint_error_mean_rad', float('nan')):.4f} rad, "
-          f"root error {b.get('root_error_mean_m', float('nan')):.3f} m)")
-    print(f"wrote {res.folder}/ (offsets.npz, optimize.json, optimize.md, metrics.json, recording.npz)")
-    return exit_status(res.replay)
+    return _summary(res, "")
 
 
 def _single_defaults(args: argparse.Namespace) -> None:
@@ -278,10 +262,9 @@ def _single_defaults(args: argparse.Namespace) -> None:
 
 def _run_schedule(args: argparse.Namespace) -> int:
     """``tracker optimize SOURCE`` without search flags: the schedule (:mod:`tracker.sampling.schedule`)."""
-    from tracker.commands.run import exit_status
     from tracker.experiments.runner import default_out_dir
     from tracker.outdir import clear_run_files
-    from tracker.sampling.optimize import optimize, plain_outcome
+    from tracker.sampling.optimize import optimize
     from tracker.sampling.schedule import ScheduleOptions
     from tracker.sampling.watch import SearchLog
 
@@ -295,29 +278,12 @@ def _run_schedule(args: argparse.Namespace) -> int:
     settings = [args.source, f"--seed={args.seed}"] + [f"--set={o}" for o in cfg_overrides(args)]
     if args.max_stages is not None:
         settings.append(f"--max-stages={args.max_stages}")
-    if args.weights is not None:
-        import dataclasses
-
-        settings.append("--weights=" + ",".join(f"{k}={v:g}" for k, v in dataclasses.asdict(args.weights).items()))
-    cmd = "tracker optimize " + " ".join(shlex.quote(a) for a in settings)
-    header = f"Replay config of: {cmd}\nRun it again with: tracker run <this file>"
-    if args.address and args.backend != "ray":
-        from tracker.errors import ConfigError
-
-        raise ConfigError("optimize: --address names a Ray cluster; give --backend ray with it")
+    header = _replay_header(args, settings)
     res = optimize(cfg, out, workers=args.workers, backend=args.backend, header=header, weights=args.weights,
                    log=SearchLog(sys.stderr), address=args.address, schedule=sched)
-    m = res.replay.metrics
     info = res.result
     print(f"schedule: {len(info.fell)} stages, {info.rollouts} rollouts in {res.timing['solve_s']:.1f} s")
-    b = m.get("baseline", {})
-    print(f"replay: fell {m.get('fell')}, joint error {m.get('joint_error_mean_rad', float('nan')):.4f} rad, "
-          f"root error {m.get('root_error_mean_m', float('nan')):.3f} m, feet up to "
-          f"{100 * m.get('foot_penetration_max_m', float('nan')):.1f} cm below the ground; plain SPD "
-          + plain_outcome(res.plain) + f" (joint error {b.get('joint_error_mean_rad', float('nan')):.4f} rad, "
-          f"root error {b.get('root_error_mean_m', float('nan')):.3f} m)")
-    print(f"wrote {res.folder}/ (offsets.npz, optimize.json, optimize.md, metrics.json, recording.npz, stages/)")
-    return exit_status(res.replay)
+    return _summary(res, ", stages/")
 
 
 def _clear_stages(folder: Path) -> None:
@@ -329,3 +295,33 @@ def _clear_stages(folder: Path) -> None:
     for f in folder.iterdir():
         if f.is_file() and (re.fullmatch(r"\d+\.npz|replay\.npz|stages\.json", f.name)):
             f.unlink()
+
+
+def _replay_header(args: argparse.Namespace, settings: list[str]) -> str:
+    """The replay config's header naming the command (with ``--weights``); refuses ``--address`` without Ray."""
+    import dataclasses
+
+    from tracker.errors import ConfigError
+
+    if args.weights is not None:
+        settings = settings + ["--weights=" + ",".join(f"{k}={v:g}" for k, v in dataclasses.asdict(args.weights).items())]
+    if args.address and args.backend != "ray":
+        raise ConfigError("optimize: --address names a Ray cluster; give --backend ray with it")
+    cmd = "tracker optimize " + " ".join(shlex.quote(a) for a in settings)
+    return f"Replay config of: {cmd}\nRun it again with: tracker run <this file>"
+
+
+def _summary(res, more: str) -> int:
+    """Print the replay beside the plain servo and what was written; the exit status of the replay."""
+    from tracker.commands.run import exit_status
+    from tracker.sampling.optimize import plain_outcome
+
+    m, b = res.replay.metrics, res.replay.metrics.get("baseline", {})
+    nan = float("nan")
+    print(f"replay: fell {m.get('fell')}, joint error {m.get('joint_error_mean_rad', nan):.4f} rad, "
+          f"root error {m.get('root_error_mean_m', nan):.3f} m, feet up to "
+          f"{100 * m.get('foot_penetration_max_m', nan):.1f} cm below the ground; plain SPD "
+          + plain_outcome(res.plain) + f" (joint error {b.get('joint_error_mean_rad', nan):.4f} rad, "
+          f"root error {b.get('root_error_mean_m', nan):.3f} m)")
+    print(f"wrote {res.folder}/ (offsets.npz, optimize.json, optimize.md, metrics.json, recording.npz{more})")
+    return exit_status(res.replay)

@@ -345,19 +345,7 @@ def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict
              f"{res.rollouts} rollouts in {timing['solve_s']:.1f} s.", "",
              "| iteration | cost |", "|---:|---:|"]
     lines += [f"| {i + 1} | {c:.5g} |" for i, c in enumerate(res.cost_per_iteration)]
-    base = metrics.get("baseline", {})
-    nan = float("nan")
-    lines += ["", "Replay (tracker run with controller.offsets = offsets.npz) beside the plain servo (the same "
-              "settings, controller.offsets = null; `baseline` in metrics.json):", "",
-              "| | with the offsets | plain servo |", "|---|---:|---:|",
-              f"| fell | {metrics.get('fell')} | {base.get('fell')} |",
-              f"| joint error mean, rad | {metrics.get('joint_error_mean_rad', nan):.4f} | "
-              f"{base.get('joint_error_mean_rad', nan):.4f} |",
-              f"| root position error mean, m | {metrics.get('root_error_mean_m', nan):.4f} | "
-              f"{base.get('root_error_mean_m', nan):.4f} |", "",
-              f"The plain servo: {plain_outcome(plain)}.",
-              "", "![cost per iteration](cost_per_iteration.png)", "",
-              "![cost per segment](cost_per_segment.png)", ""]
+    lines += _beside_plain(metrics, plain, "", "iteration")
     return "\n".join(lines)
 
 
@@ -387,19 +375,7 @@ def _schedule_report(cfg, schedule, sres, metrics: dict, plain: dict, timing: di
     for i, st in enumerate(sres.stages):
         lines.append(f"| {i + 1} | {st.name} | {st.t0:.2f}-{st.t1:.2f} | {st.rollouts} | {st.seconds:.1f} | "
                      f"{_goal_cell(st.window)} | {_goal_cell(st.replay)} | {st.note} |")
-    base = metrics.get("baseline", {})
-    nan = float("nan")
-    lines += ["", "Replay (tracker run with controller.offsets = offsets.npz, the best stage's track) beside the plain "
-              "servo (the same settings, controller.offsets = null; `baseline` in metrics.json):", "",
-              "| | with the offsets | plain servo |", "|---|---:|---:|",
-              f"| fell | {metrics.get('fell')} | {base.get('fell')} |",
-              f"| joint error mean, rad | {metrics.get('joint_error_mean_rad', nan):.4f} | "
-              f"{base.get('joint_error_mean_rad', nan):.4f} |",
-              f"| root position error mean, m | {metrics.get('root_error_mean_m', nan):.4f} | "
-              f"{base.get('root_error_mean_m', nan):.4f} |", "",
-              f"The plain servo: {plain_outcome(plain)}.",
-              "", "![cost per stage](cost_per_iteration.png)", "",
-              "![cost per segment](cost_per_segment.png)", ""]
+    lines += _beside_plain(metrics, plain, ", the best stage's track", "stage")
     return "\n".join(lines)
 
 
@@ -410,3 +386,20 @@ def _goal_cell(goal: dict | None) -> str:
     fell = f"at {goal['fell_at']:.2f} s" if goal.get("fell") and goal.get("fell_at") is not None else \
         ("yes" if goal.get("fell") else "no")
     return f"{fell}, {goal['joint_error_mean_rad']:.4f}, {goal['root_error_mean_m']:.4f}"
+
+
+def _beside_plain(metrics: dict, plain: dict, which: str, unit: str) -> list[str]:
+    """``optimize.md``'s closing lines: the replay beside the plain servo, and the two cost plots."""
+    base = metrics.get("baseline", {})
+    nan = float("nan")
+    return ["", f"Replay (tracker run with controller.offsets = offsets.npz{which}) beside the plain servo (the same "
+            "settings, controller.offsets = null; `baseline` in metrics.json):", "",
+            "| | with the offsets | plain servo |", "|---|---:|---:|",
+            f"| fell | {metrics.get('fell')} | {base.get('fell')} |",
+            f"| joint error mean, rad | {metrics.get('joint_error_mean_rad', nan):.4f} | "
+            f"{base.get('joint_error_mean_rad', nan):.4f} |",
+            f"| root position error mean, m | {metrics.get('root_error_mean_m', nan):.4f} | "
+            f"{base.get('root_error_mean_m', nan):.4f} |", "",
+            f"The plain servo: {plain_outcome(plain)}.",
+            "", f"![cost per {unit}](cost_per_iteration.png)", "",
+            "![cost per segment](cost_per_segment.png)", ""]

@@ -225,25 +225,28 @@ def run_schedule(cfg, folder: Path, options: ScheduleOptions | None = None, work
         res.times = times
         seg_costs = np.zeros(len(times) - 1)
         stage_costs: list[float] = []
-        rate = [0.0, 0.0]  # rollouts and seconds so far, for the budget's estimates
+        rate = [0.0, 0.0, 0.0]  # rollouts and seconds so far (the budget's estimates), seconds of stages read back
 
         def say(text: str) -> None:
             if log is not None:
                 log.say(text)
 
-        def fits(rollouts: int, what: str) -> bool:
+        def fits(rollouts: int, what: str, optional: bool = False) -> bool:
+            """Whether the next stage may run; an ``optional`` one (a window searched again) that does not fit
+            is skipped and the schedule goes on, any other stops it."""
             if opt.max_stages is not None and len(res.stages) >= opt.max_stages:
                 res.stopped = "max_stages"
                 say(f"schedule: stopping before {what}: --max-stages {opt.max_stages} reached")
                 return False
-            if opt.budget_s is None or rate[0] == 0:
+            if opt.budget_s is None or rate[0] == 0 or len(res.stages) + 1 in done:  # a stage read back costs nothing
                 return True
-            spent = time.perf_counter() - t_start
+            spent = rate[2] + time.perf_counter() - t_start
             need = rollouts * rate[1] / rate[0]
             if spent + need > opt.budget_s:
-                res.stopped = "budget"
-                say(f"schedule: stopping before {what}: about {need:.0f} s more would pass the budget "
-                    f"({spent:.0f} of {opt.budget_s:.0f} s spent)")
+                say(f"schedule: {'skipping' if optional else 'stopping before'} {what}: about {need:.0f} s more "
+                    f"would pass the budget ({spent:.0f} of {opt.budget_s:.0f} s spent)")
+                if not optional:
+                    res.stopped = "budget"
                 return False
             return True
 
@@ -251,9 +254,10 @@ def run_schedule(cfg, folder: Path, options: ScheduleOptions | None = None, work
             nonlocal seg_costs
             index = len(res.stages) + 1
             file = stages_dir / f"{index:02d}.npz"
-            if index in done:  # a resumed schedule: this stage's result, as it was written
+            if index in done:  # a resumed schedule: this stage's result, as it was written, its time on the budget
                 st, new = Stage(**done[index]["stage"]), load_offsets(file)
                 seg_costs = np.array(done[index]["segment_costs"])
+                rate[0], rate[1], rate[2] = rate[0] + st.rollouts, rate[1] + st.seconds, rate[2] + st.seconds
             else:
                 if log is not None:
                     log.prefix = f"stage {index} ({name} {times[k0]:.2f}-{times[k1]:.2f} s): "
@@ -302,7 +306,7 @@ def run_schedule(cfg, folder: Path, options: ScheduleOptions | None = None, work
                 n *= 2
                 k_back = max(0, k0 - back) if st.window["fell"] else k0
                 again = opt.samcon(len(res.stages), samples=n)
-                if not fits(_rollouts(again, k1 - k_back), f"window {i + 1} again"):
+                if not fits(_rollouts(again, k1 - k_back), f"window {i + 1} again", optional=True):
                     break
                 why = "fell" if st.window["fell"] else "missed the goal"
                 say(f"schedule: window {times[k0]:.2f}-{times[k1]:.2f} s {why}; searching {times[k_back]:.2f}-"
