@@ -4,7 +4,8 @@ Usage::
 
     python scripts/ship_track.py RESULT_DIR NAME --command "tracker optimize ../shared/mocap/CLIP.bvh --workers 2"
 
-writes ``data/tracks/NAME/`` and ``configs/free/NAME.yaml``; ``data/tracks/README.md``'s table is kept by hand.
+writes ``data/tracks/NAME/`` and ``configs/free/NAME.yaml``; ``data/tracks/README.md``'s table and the folder's
+line in ``pyproject.toml``'s ``[tool.setuptools.data-files]`` (``tests/test_packaging.py`` asks for it) are kept by hand.
 """
 
 from __future__ import annotations
