@@ -12,8 +12,10 @@ the pose more. The schedule does that in a fixed order, each stage justified by 
    window's start (``t_begin``), ``iterations`` passes, ``spread`` selection, a look-ahead of
    ``lookahead`` segments for the ``look_keep`` cheapest samples. The search is linear in the clip's
    length: a window never searches what an earlier one committed.
-2. **A window whose best chain fell** is searched again once from ``overlap`` further back with twice
-   the samples (then the schedule goes on with what it has).
+2. **A window that misses the goal over its own span** (its track replayed to the window's end, the
+   errors averaged over the window), or falls, is searched again ``escalations`` times with twice the
+   samples, kept states and look-aheads (from ``overlap`` further back if it fell); the better of
+   the two by :func:`goal_score` over the window is kept.
 3. **Replay and goal**: the track is replayed as ``tracker run`` would and measured against the
    goal (standing to the end, mean joint error <= 0.10 rad, mean root error <= 0.15 m).
 4. **Narrow passes**, while the goal is not met: one SAMCON iteration over the whole clip around
@@ -21,7 +23,8 @@ the pose more. The schedule does that in a fixed order, each stage justified by 
    track by the goal (:func:`goal_score`) is kept, whatever a pass gives.
 
 The schedule stops when the goal is met, when its stages are done, or before a stage that would
-not finish within ``budget_s`` (estimated from the rollouts per second so far). Everything but
+not finish within ``budget_s`` (estimated from the rollouts per second so far; a window searched
+again that would not fit is skipped and the next window runs). Everything but
 that budget depends on the config and the seed alone (each stage's SAMCON is seeded from the seed
 and the stage's index, and rollouts do not depend on the number of workers); a budget that cut the
 schedule is said in the result, with the stage count that reproduces it (``max_stages``).
