@@ -317,7 +317,7 @@ def samcon(pool, t_end: float | None = None, options: SamconOptions | None = Non
             if watch is not None:
                 _read_errors(lay, ref, float(times[k + 1]), kept)
                 top = min(kept, key=lambda n: (n.total, not n.incumbent))
-                watch(_status("samcon", opt, it, k, times, top.total, top.err, rollouts))
+                watch(_status("samcon", opt, it, k, times, top.total, top.err, rollouts, k_begin))
             if checkpoint is not None and not last:
                 checkpoint.save(dict(iteration=it, segment=k + 1, kept=kept, incumbent=incumbent, mean=mean,
                                      costs=costs, segment_costs=seg_costs, fell=fell, rollouts=rollouts))
@@ -448,16 +448,19 @@ def _read_errors(layout, ref, t: float, nodes: list[_Node]) -> None:
         n.q_end = None
 
 
-def _status(method: str, opt, it: int, k: int, times: np.ndarray, cost: float, err, rollouts: int):
-    """The :class:`~tracker.sampling.watch.SearchStatus` after iteration ``it``'s segment ``k``."""
+def _status(method: str, opt, it: int, k: int, times: np.ndarray, cost: float, err, rollouts: int,
+            k_begin: int = 0):
+    """The :class:`~tracker.sampling.watch.SearchStatus` after iteration ``it``'s segment ``k`` (a window from
+    segment ``k_begin``: the segments before it are not searched, nor counted in the windows done and left)."""
     from tracker.sampling.watch import SearchStatus
 
     n_seg = len(times) - 1
+    per = n_seg - k_begin  # segments searched per iteration
     je, re_ = (err[0] / err[2], err[1] / err[2]) if err is not None and err[2] > 0 else (float("nan"),) * 2
     return SearchStatus(method, it, opt.iterations, k, n_seg, float(times[k]), float(times[k + 1]), float(cost),
                         float(je), float(re_), int(rollouts),
-                        (it * n_seg + k if method == "samcon" else k * opt.iterations + it) + 1,
-                        opt.iterations * n_seg)
+                        (it * per + k - k_begin if method == "samcon" else k * opt.iterations + it) + 1,
+                        opt.iterations * per)
 
 
 def _fresh(node: _Node) -> _Node:
