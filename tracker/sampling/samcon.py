@@ -72,13 +72,10 @@ class SamconOptions:
             iteration's knots (none yet in the first: the clip), whose cost is added to the sample's
             for ranking only; 0: rank by the segment's cost alone (SAMCON's). Each look-ahead
             segment costs as much simulation as the sample's own.
-        look_keep: with ``lookahead``, simulate the look-ahead only for the ``look_keep`` samples of
-            lowest segment cost (a second batch of rollouts from their end states) and rank the
-            others behind them, by their segment cost; 0: every sample looks ahead (in the same
-            rollout). The look-ahead's cost falls from ``samples`` to ``look_keep`` rollouts per segment;
-            ``spread`` still reaches past them, among the samples ranked by their own cost (with the
-            kept states drawn only from those that looked ahead, 2000 samples left the CMU walk's chain
-            0.18 m off at 2 s, where 1000 drawn this way met the goal: ``docs/samcon.md``, "One command").
+        look_keep: with ``lookahead``, look ahead only for the ``look_keep`` samples of lowest segment
+            cost (a second batch from their end states), the others ranked behind them by their own
+            cost, so ``spread`` may still keep some (``docs/samcon.md``, "One command"); 0: every
+            sample looks ahead, in the same rollout.
     """
 
     segment: float = 0.1
