@@ -65,8 +65,10 @@ def _balls_rows(balls: dict) -> list[str]:
         f"link hit: {', '.join(sorted({t3[n]['first'] or '—' for n in kicks}))}); basketballs caught {caught(t3)} "
         f"(1/30 s, k_d = k_p Δt: {caught(kd1)}; shipped: {caught(ship)}) | partly: the columns are garbled in our "
         "copy; our clips | "
-        + _v(good, "k_d = 8–16 k_p Δt is a servo time constant of 8–16 Δt = 0.27–0.53 s: the kicking leg lags "
-             "the clip; the catches are lost at 33 ms with either ratio") + " |",
+        + _v(good, "the kicks meet their balls and the baskets are caught as shipped" if good else
+             "k_d = 8–16 k_p Δt is a servo time constant of 8–16 Δt = 0.27–0.53 s: "
+             + "; ".join(([] if len(kick_ok) == len(kicks) else ["the kicking leg lags the clip"])
+                         + ([] if caught(t3) == caught(ship) else ["the catches are lost at 33 ms"]))) + " |",
     ]
 
 

@@ -21,6 +21,12 @@ import pybullet as p  # noqa: E402
 from tracker.arrays import frozen  # noqa: E402
 from tracker.character.rigid_body import _jit  # noqa: E402
 
+#: m: a foot's contact point supports the body while at most this far from the ground. The engine keeps
+#: points up to several millimetres away (:data:`tracker.quiet.CONTACT_BREAKING_THRESHOLD`) as
+#: speculative contacts; a heel lifting off keeps its points for a step or two, and a stance foot
+#: held on them in SPD's prediction would be held in the air.
+SUPPORT_GAP = 0.002
+
 
 @dataclass(frozen=True)
 class Support:
@@ -266,7 +272,8 @@ def _feet_index(character) -> dict[int, int]:
 
 
 def _raw_foot_contacts(character, ground: int) -> tuple[list[float], list]:
-    """The engine's foot-ground contact points with a non-negative normal force, flat:
+    """The engine's foot-ground contact points with a non-negative normal force, at most
+    :data:`SUPPORT_GAP` from the ground, flat:
     ``[x, y, z, foot, x, y, z, foot, ...]`` (foot: index into ``model.feet``), and the contact tuples
     of other links with the ground; one ``getContactPoints`` call, filtered (one flat list converts
     to an array fastest)."""
@@ -277,7 +284,7 @@ def _raw_foot_contacts(character, ground: int) -> tuple[list[float], list]:
         f = index.get(c[3])
         if f is None:
             others.append(c)
-        elif c[9] >= 0.0:
+        elif c[9] >= 0.0 and c[8] <= SUPPORT_GAP:
             out += c[6]
             out.append(f)
     return out, others
