@@ -122,3 +122,16 @@ def test_the_volleyball_scenario_clip_stands_on_a_free_root_with_balance():
     assert rec.q[:, 2].min() > 0.8 * rec.q_ref[:, 2].min()  # the pelvis stays up: it did not fall
     assert rec.t[-1] == pytest.approx(prep.reference.duration, abs=1 / 60)  # the whole clip
     assert outcome["balls"][0]["first_contact_link"] == "left_forearm"
+
+
+@pytest.mark.parametrize("side", list(DIRECTIONS))
+def test_a_100_n_chest_push_from_each_side_is_survived_at_1_60_s(side):
+    """Issue 33's standing row at the default step, without a recovery step: 100 N for 0.2 s on the chest.
+    At PyBullet's default contact breaking threshold only the push from the front was survived: a sole
+    that tilted lost its far corners and rolled (tracker.quiet.CONTACT_BREAKING_THRESHOLD)."""
+    sim = stand_simulation("stand", dt=1 / 60, balance=BalanceOptions())
+    try:
+        out = run_push(sim, Push(force=100.0, duration=0.2, direction=DIRECTIONS[side], link="chest"), 4.0)
+    finally:
+        sim.close()
+    assert not out.fell, out.fell_reason

@@ -80,3 +80,34 @@ def test_the_compiled_hull_agrees_with_scipys_convexhull():
         cr = x * np.roll(y, -1) - np.roll(x, -1) * y
         centre = o + np.array([((x + np.roll(x, -1)) * cr).sum(), ((y + np.roll(y, -1)) * cr).sum()]) / (3 * cr.sum())
         assert s.center == pytest.approx(centre, abs=1e-9)
+
+
+def test_a_soles_contact_point_is_kept_a_few_millimetres_up_in_every_client_but_is_no_support():
+    """tracker.quiet sets Bullet's process-wide contact breaking threshold once: a fresh client (made
+    after the import, with no call of its own) keeps a box's point 5 mm up (the default drops it at
+    2.8 mm), and the support counts only points within SUPPORT_GAP."""
+    import tracker.quiet
+    import pybullet as p
+    import pybullet_data
+
+    from tracker.sim.support import SUPPORT_GAP
+
+    assert tracker.quiet.CONTACT_BREAKING_THRESHOLD == 0.05 and SUPPORT_GAP == 0.002
+    cid = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        p.loadURDF("plane_implicit.urdf", physicsClientId=cid)
+        box = p.createMultiBody(1.0, p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.13, 0.05, 0.03],
+                                                            physicsClientId=cid), -1, [0, 0, 0.0299],
+                                physicsClientId=cid)
+        p.performCollisionDetection(physicsClientId=cid)
+        for lift, kept in ((0.005, True), (0.010, False)):
+            p.resetBasePositionAndOrientation(box, [0, 0, 0.0299], [0, 0, 0, 1], physicsClientId=cid)
+            p.performCollisionDetection(physicsClientId=cid)
+            p.resetBasePositionAndOrientation(box, [0, 0, 0.03 + lift], [0, 0, 0, 1], physicsClientId=cid)
+            p.performCollisionDetection(physicsClientId=cid)
+            pts = p.getContactPoints(box, physicsClientId=cid)
+            assert bool(pts) == kept, lift
+            assert all(c[8] > SUPPORT_GAP for c in pts)
+    finally:
+        p.disconnect(cid)
