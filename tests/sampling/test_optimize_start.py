@@ -102,6 +102,21 @@ def test_the_log_line_reads_the_status():
         "20.0 s elapsed, about 80 s left")
 
 
+def test_a_schedules_later_search_estimates_its_time_left_from_its_own_windows():
+    from tracker.sampling.watch import SearchLog, SearchStatus
+
+    ticks = iter([0.0, 0.0, 10.0, 20.0, 30.0, 40.0])
+    log = SearchLog(stream=None, bar=False, clock=lambda: next(ticks))
+    log.begin()
+    for done in (1, 2):  # stage 1: two windows of 10 s
+        log.line(SearchStatus("samcon", 0, 1, done - 1, 2, 0.0, 0.1, 1.0, 0.05, 0.05, 10, done, 2))
+    # stage 2, a window later in the clip: its counter restarts and its total differs
+    first = log.line(SearchStatus("samcon", 0, 2, 16, 41, 1.6, 1.7, 1.0, 0.05, 0.05, 10, 2, 4))
+    assert first.endswith("30.0 s elapsed, about 20 s left")  # 10 s for its window, 2 to go
+    assert log.line(SearchStatus("samcon", 0, 2, 17, 41, 1.7, 1.8, 1.0, 0.05, 0.05, 10, 3, 4)).endswith(
+        "40.0 s elapsed, about 10 s left")
+
+
 @pytest.mark.parametrize("method", ["samcon", "cma"])
 def test_samples_mean_rollouts_per_segment_and_iteration_for_both_methods(tmp_path, method, capsys):
     out = tmp_path / "out"

@@ -91,8 +91,9 @@ class SearchLog:
         self.bar = self.stream.isatty() if bar is None else bar
         self._clock = clock
         self._t0 = clock()
-        self._first: int | None = None  # windows already done when this run started (a resumed search)
+        self._first = 0  # windows already done when this search started (a resumed search)
         self._t_first = self._last = 0.0  # elapsed time when that search started, and at the last window
+        self._done = self._total = -1  # the last status's windows done and in all (a new search restarts them)
         self._tqdm = None
         #: put before every line (a schedule's stage), "" for none
         self.prefix = ""
@@ -113,9 +114,9 @@ class SearchLog:
                                                  else "time left not known yet"))
 
     def _left(self, s: SearchStatus, elapsed: float) -> float | None:
-        if self._first is None or s.done <= self._first:  # the first window of a search (a schedule runs several)
+        if s.done <= self._done or s.total != self._total:  # the first window of a search (a schedule runs several)
             self._first, self._t_first = s.done - 1, self._last
-        self._last = elapsed
+        self._done, self._total, self._last = s.done, s.total, elapsed
         run, spent = s.done - self._first, elapsed - self._t_first
         return spent / run * (s.total - s.done) if run > 0 and spent > 0 else None
 
