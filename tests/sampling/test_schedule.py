@@ -171,6 +171,11 @@ def test_tracker_optimize_with_no_flags_runs_the_schedule(tmp_path):
     md = (out / "optimize.md").read_text()
     assert "| 1 | window | 0.00-0.10 |" in md and data["stages"][0]["window"]["fell"] is False
     assert ("Stopped: the goal was met." if data["goal_met"] else "--max-stages 1 was reached") in md
+    again = subprocess.run([sys.executable, "-m", "tracker", "optimize", WALK, "--duration", "0.1", "--max-stages", "1",
+                            "--workers", "2", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert again.returncode == run.returncode and "resumed from" in again.stderr
+    stage_s = data["stages"][0]["seconds"]
+    assert f"this run, resumed after stage 1 ({stage_s:.1f} s with the stages read back)" in (out / "optimize.md").read_text()
     bad = subprocess.run([sys.executable, "-m", "tracker", "optimize", WALK, "--iterations", "1", "--budget", "5",
                           "--out", str(tmp_path / "b")], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--budget and --max-stages limit the schedule" in bad.stderr

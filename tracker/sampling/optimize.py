@@ -367,7 +367,8 @@ def _schedule_report(cfg, schedule, sres, metrics: dict, plain: dict, timing: di
              f"pose weights {', '.join(f'{p:g}' for p in schedule.refine_pose)}) until the goal (standing, joint "
              f"error <= {GOAL_JOINT_RAD:.2f} rad, root error <= {GOAL_ROOT_M:.2f} m); seed {schedule.seed}. "
              f"{sres.rollouts} rollouts in {timing['solve_s']:.1f} s"
-             + (f" (resumed after stage {sres.resumed})" if sres.resumed else "") + f". Stopped: {stopped}.", "",
+             + (f" this run, resumed after stage {sres.resumed} ({sum(st.seconds for st in sres.stages):.1f} s "
+                f"with the stages read back)" if sres.resumed else "") + f". Stopped: {stopped}.", "",
              "Over the window: the stage's track replayed from the start to the window's end, its errors averaged over "
              "the window; whole clip: the track replayed to the end.", "",
              "| stage | search | clip time, s | rollouts | time, s | over the window: fell, joint error rad, root "
