@@ -3,6 +3,7 @@ the goal, the budget, resuming; and the two SAMCON options it is built on (a win
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -196,6 +197,24 @@ def test_a_window_that_misses_the_goal_is_searched_again_with_twice_the_samples(
     kept = again if again.note == "" else first
     assert schedule.goal_score(kept.window) <= schedule.goal_score((first if kept is again else again).window)
     assert res.stopped == "stages done" and not res.met
+
+
+def test_the_last_window_is_not_searched_again_when_the_whole_clip_meets_the_goal(tmp_path, monkeypatch):
+    import tracker.sampling.schedule as schedule
+
+    missed = {"fell": False, "fell_at": None, "joint_error_mean_rad": 0.5, "root_error_mean_m": 0.5}
+    met = {**missed, "joint_error_mean_rad": 0.05, "root_error_mean_m": 0.05}
+    monkeypatch.setattr(schedule, "_window_goal", lambda *a: dict(missed))  # every window misses its own span
+    whole = []
+    monkeypatch.setattr(schedule, "_goal", lambda *a: whole.append(1) or dict(met))  # the whole clip meets the goal
+    res = run_schedule(config(0.8), tmp_path, SMALL, workers=1)
+    assert [s.name for s in res.stages] == ["window", "window again", "window", "window again", "window"]
+    assert res.stages[-1].replay == met and res.met and res.stopped == "goal met"
+    assert len(whole) == 1  # the last window's whole-clip replay is the schedule's replay too
+
+    monkeypatch.setattr(schedule, "_goal", lambda *a: dict(missed))  # it does not: searched again as any window
+    again = run_schedule(config(0.8), tmp_path / "b", dataclasses.replace(SMALL, refine_pose=()), workers=1)
+    assert [s.name for s in again.stages][-2:] == ["window", "window again"] and not again.met
 
 
 def test_a_resumed_schedule_counts_the_time_of_the_stages_it_reads_back(tmp_path):
