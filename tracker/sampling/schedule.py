@@ -401,15 +401,9 @@ def _rollouts(sopt, segments: int) -> int:
 def _window_goal(cfg, track, t0: float, t1: float, path: Path) -> dict:
     """``track`` replayed from the start to ``t1``: whether it fell, and the mean joint and root errors over
     ``[t0, t1]`` (the goal's numbers over one window)."""
-    from tracker.experiments.runner import build, simulate
     from tracker.sampling.watch import boundary_errors
 
-    file = path.with_suffix(".npz")
-    track.save(file)
-    sim = dataclasses.replace(cfg.sim, duration=float(t1 - cfg.clip.start))
-    run_cfg = cfg.replace(sim=sim, controller=dataclasses.replace(cfg.controller, offsets=str(file.resolve())))
-    prep = build(run_cfg)
-    rec, _ = simulate(prep)
+    _, rec = _replay(cfg, track, path, duration=float(t1 - cfg.clip.start))
     span = (rec.t >= t0 - 1e-9) & (rec.t <= t1 + 1e-9) & np.isfinite(rec.q).all(axis=1)
     err = boundary_errors(rec.layout, rec.q[span], rec.q_ref[span]) if span.any() else np.full((1, 2), np.inf)
     fell_at = rec.meta.get("fell_at")
@@ -422,15 +416,26 @@ def _or_none(track):
     return track if np.any(track.values) else None
 
 
-def _goal(cfg, track, path: Path) -> dict:
-    """The replay's goal numbers for ``track`` (saved to ``path``.npz): ``tracker run``'s metrics."""
-    from tracker.experiments.runner import build, compute_metrics, simulate
+def _replay(cfg, track, path: Path, duration: float | None = None):
+    """``(prep, recording)`` of ``cfg`` run with ``track`` (saved to ``path``.npz) as its offsets, for
+    ``duration`` s of clip if given, else as ``cfg`` says."""
+    from tracker.experiments.runner import build, simulate
 
     file = path.with_suffix(".npz")
     track.save(file)
     run_cfg = cfg.replace(controller=dataclasses.replace(cfg.controller, offsets=str(file.resolve())))
+    if duration is not None:
+        run_cfg = run_cfg.replace(sim=dataclasses.replace(cfg.sim, duration=duration))
     prep = build(run_cfg)
     rec, _ = simulate(prep)
+    return prep, rec
+
+
+def _goal(cfg, track, path: Path) -> dict:
+    """The replay's goal numbers for ``track`` (saved to ``path``.npz): ``tracker run``'s metrics."""
+    from tracker.experiments.runner import compute_metrics
+
+    prep, rec = _replay(cfg, track, path)
     m = compute_metrics(prep, rec, None, {})
     return {"fell": bool(m.get("fell")), "fell_at": m.get("fell_at_s"),
             "joint_error_mean_rad": float(m["joint_error_mean_rad"]), "root_error_mean_m": float(m["root_error_mean_m"])}
