@@ -20,6 +20,8 @@ KICK = str(ROOT / "data" / "motions" / "kick.bvh")  # 3.0 s, authored
 SOCCER = str(ROOT / "configs" / "soccer_light.yaml")
 SWEEP = str(ROOT / "configs" / "sweeps" / "ball_speed.yaml")
 KEYS = str(ROOT / "data" / "keyframes" / "ymca.yaml")
+FREE_WALK = str(ROOT / "configs" / "free" / "cmu_02_01_walk.yaml")
+FREE_SOCCER_SEARCH = str(ROOT / "configs" / "samcon" / "kick_ball_free.yaml")  # balls, no track
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +135,14 @@ CASES: dict[str, list[list[str]]] = {
         ["stand", "--dt", "1/0"], ["stand", "--strategy", "magic"], ["stand", "--kp", "-1"],
         ["stand", "--kd", "-1"], ["stand", "--target", "moon"], ["stand", "--sweep", "{missing}"],
         ["stand", "--bogus"], ["stand", "--time", "0"],
+    ],
+    "perturb": [
+        [], ["{missing}"], ["{broken_yaml}"], ["{notes_txt}"], ["{folder}"], [SOCCER], ["{unknown_key_yaml}"],
+        [FREE_WALK, "--seed", "-1"], [FREE_WALK, "--seed", "x"], [FREE_WALK, "--seed", "1.5"],
+        [FREE_WALK, "--balls", "-1"], [FREE_WALK, "--balls", "1001"], [FREE_WALK, "--push-times", "-2"],
+        [FREE_WALK, "--push-times", "nan"], [FREE_WALK, "--bogus"], [FREE_WALK, FREE_WALK], [FREE_WALK, "--seed"],
+        [FREE_WALK, "--out"], [FREE_WALK, "--set", "sim.dt=1/60"], [KICK], [FREE_SOCCER_SEARCH],
+        [FREE_WALK, "--out", "{rec_npz}"],
     ],
     "reproduce": [
         [], ["nonexistent"], ["tan"], ["--bogus"], ["tan2011", "extra"], ["--out"], ["TAN2011"], [""],

@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "reproduce": "reproduce",
     "keyframes": "keyframes",
     "push": "push",
+    "perturb": "perturb",
     "optimize": "optimize",
 }
 

@@ -1,0 +1,103 @@
+"""``tracker perturb CONFIG``: throw balls and push a free-root track it never saw, and count who stays up.
+
+Runs :func:`tracker.sampling.perturb.standard_trials` (issue 33's set: 20 balls of 0.45 kg at 8 m/s
+at the chest or a leg at random times, and 150 N x 0.1 s on the pelvis from each of the four sides at
+2 random times) on a config with a free root and an offset track (``configs/free/<clip>.yaml``), each
+trial from the clip's start to its end, and prints which fell and when. Falls are the data: the exit
+status is 0 (2 for bad input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def _count(low: int, high: int, what: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a whole number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be {low} to {high}, got {value}")
+        return value
+
+    return parse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "perturb",
+        help="throw balls at and push a free-root track, and count the trials it stays up",
+        description="Run a free-root config with an offset track (configs/free/<clip>.yaml) under disturbances "
+                    "its search never saw: balls of 0.45 kg at 8 m/s at the chest, a thigh or a shin, and "
+                    "150 N x 0.1 s on the pelvis from the front, left, back and right, at random clip times "
+                    "(a seed), one per trial from the clip's start to its end. Prints which trials fell and "
+                    "when; falls are the data (exit status 0).",
+    )
+    p.add_argument("config", help="experiment config with root.mode: free and controller.offsets")
+    p.add_argument("--seed", type=_count(0, 2**31 - 1, "--seed"), default=0, help="the trials' random seed (default 0)")
+    p.add_argument("--balls", type=_count(0, 1000, "--balls"), default=20, help="ball trials (default 20)")
+    p.add_argument("--push-times", type=_count(0, 1000, "--push-times"), default=2,
+                   help="push trials per side (default 2)")
+    p.add_argument("--json", action="store_true", help="print the trials and the counts as JSON")
+    p.add_argument("--out", default=None, help="folder for perturb.json")
+    from tracker.commands.run import add_force_option
+
+    add_force_option(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tracker.errors import ConfigError
+    from tracker.experiments.build import build
+    from tracker.experiments.config import load_config
+    from tracker.outdir import check_out, check_path
+    from tracker.sampling.perturb import run_trial, standard_trials
+
+    check_path(args.config, "CONFIG")
+    if args.out:
+        check_out(args.out, args.force_out)
+    cfg = load_config(args.config)
+    if cfg.root.mode != "free" or cfg.controller.offsets is None:
+        raise ConfigError(f"{args.config}: perturbation trials need root.mode: free and controller.offsets "
+                          "(a shipped track's config, configs/free/<clip>.yaml)")
+    if cfg.balls:
+        raise ConfigError(f"{args.config}: balls: the trials throw their own; give a config without balls")
+    prep = build(cfg)
+    end = cfg.clip.start + cfg.duration if cfg.duration is not None else prep.reference.duration
+    trials = standard_trials(end - cfg.clip.start, args.seed, args.balls, args.push_times, start=cfg.clip.start)
+    undisturbed = run_trial(prep, None)
+    outcomes = []
+    for k, trial in enumerate(trials):
+        o = run_trial(prep, trial)
+        outcomes.append(o)
+        if not args.json:
+            state = f"FELL at {o.fell_at:.2f} s" if o.fell else "stayed up"
+            print(f"{k + 1:2d}/{len(trials)} {trial.label()}: {state}", flush=True)
+    result = summary(args.config, args.seed, undisturbed, outcomes)
+    if args.out:
+        from tracker.atomic import write_json_atomic
+        from tracker.outdir import prepare_out
+
+        folder = prepare_out(Path(args.out), args.force_out)
+        write_json_atomic(folder / "perturb.json", result)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(f"{args.config}: stayed up in {result['survived']} of {result['trials']} trials "
+              f"(balls {result['balls_survived']} of {result['balls']}, pushes {result['pushes_survived']} of "
+              f"{result['pushes']}); undisturbed: {'FELL' if undisturbed.fell else 'stayed up'}")
+    return 0
+
+
+def summary(config: str, seed: int, undisturbed, outcomes: list) -> dict:
+    """``perturb.json``: the counts and every trial."""
+    balls = [o for o in outcomes if o.trial.kind == "ball"]
+    pushes = [o for o in outcomes if o.trial.kind == "push"]
+    up = lambda xs: sum(not o.fell for o in xs)  # noqa: E731
+    return {"config": config, "seed": seed, "trials": len(outcomes), "survived": up(outcomes),
+            "balls": len(balls), "balls_survived": up(balls), "pushes": len(pushes), "pushes_survived": up(pushes),
+            "undisturbed_fell": undisturbed.fell, "outcomes": [o.to_json() for o in outcomes]}
