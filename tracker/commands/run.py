@@ -56,9 +56,12 @@ def run(args: argparse.Namespace) -> int:
     out = check_out(args.out, force) if args.out else default_out_dir(cfg)  # refused before anything runs
     cmd = "tracker run " + " ".join(shlex.quote(a) for a in [args.config] + [f"--set={o}" for o in args.overrides])
     header = f"Resolved config of: {cmd}\nRun it again with: tracker run <this file>"
+    other = getattr(args, "compare_config", None)
+    other = load_config(other, args.overrides) if other is not None else None  # the same --set on both
     result = run_experiment(cfg, out, video=True if args.video else None, gui=args.gui,
                             progress=not args.json and sys.stderr.isatty() or _force_progress(), header=header,
-                            clear=force, keep_interrupted=True, compare_root=getattr(args, "compare_root", None))
+                            clear=force, keep_interrupted=True, compare_root=getattr(args, "compare_root", None),
+                            compare_config=other)
     for problem in result.problems:  # the run's files are written; an output that is not says so
         print(f"warning: {problem}", file=sys.stderr)
     m = result.metrics

@@ -1,7 +1,10 @@
 """``tracker scenario NAME``: run one of the six ball scenarios of Tan 2011 §4.1 by name.
 
 A scenario is the config ``configs/NAME.yaml``; this command is ``tracker run`` on it,
-with switches to compare against the ball-free and the constant-gain runs.
+with switches to compare against the ball-free and the constant-gain runs. ``--root free`` runs
+the scenario's shipped free-root variant ``configs/free/NAME.yaml`` (a SAMCON track searched with
+the ball flying, :mod:`tracker.sampling.tracks`) and compares it with the anchored scenario; a
+scenario without one is the anchored config with ``root.mode: free`` (the plain servo).
 """
 
 from __future__ import annotations
@@ -19,6 +22,15 @@ def _dt(text: str) -> str:
     return text.strip()
 
 
+def free_config(name: str):
+    """The shipped free-root variant of scenario ``name`` (``configs/free/NAME.yaml``: the scenario on a free
+    root with the track its search found with the ball flying), or None when there is none."""
+    from tracker.paths import CONFIG_DIR
+
+    path = CONFIG_DIR / "free" / f"{name}.yaml"
+    return path if name in SCENARIOS and path.is_file() else None
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "scenario",
@@ -31,9 +43,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-schedule", action="store_true", help="keep the tracking gain k_t throughout")
     p.add_argument("--dt", default=None, type=_dt, help="override the time step, 1e-5 to 0.1 s, e.g. 1/30")
     p.add_argument("--root", default=None, choices=("anchored", "free", "kinematic"),
-                   help="root mode (default: the config's, anchored). free: nothing holds the pelvis; the report "
-                        "and metrics.json then put the anchored run's fall, ball outcome, peak deviation and "
-                        "recovery time beside the free one's")
+                   help="root mode (default: the config's, anchored). free: nothing holds the pelvis: the "
+                        "scenario's shipped free-root variant runs (configs/free/NAME.yaml: its SAMCON track, "
+                        "searched with the ball flying), and the report and metrics.json put the anchored "
+                        "scenario's fall, ball outcome, peak deviation and recovery time beside its own")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override any config key (repeatable)")
     p.add_argument("--out", default=None, help="result folder (default: results/<name>-<timestamp>)")
@@ -66,9 +79,14 @@ def run(args: argparse.Namespace) -> int:
         overrides.append("schedule.enabled=false")
     if args.dt:
         overrides.append(f"sim.dt={args.dt}")
-    if args.root:
-        overrides.append(f"root.mode={args.root}")
     compare = "anchored" if args.root not in (None, "anchored") and not args.no_ball else None
+    other = None
+    free = free_config(args.name) if args.root == "free" else None
+    if free is not None:  # the shipped free-root variant (its own track, gains, step), beside the anchored scenario
+        other, path = (str(path) if compare else None), free
+    elif args.root:
+        overrides.append(f"root.mode={args.root}")
     ns = argparse.Namespace(config=str(path), overrides=overrides, out=args.out, video=args.video, gui=args.gui,
-                            json=args.json, keys=False, force_out=args.force_out, compare_root=compare)
+                            json=args.json, keys=False, force_out=args.force_out, compare_root=compare,
+                            compare_config=other)
     return run_command.run(ns)

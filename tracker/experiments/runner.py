@@ -253,11 +253,12 @@ COMPARED_IMPACT_KEYS = ("peak_deviation_rad", "peak_time_s", "peak_root_deviatio
                         "balls")
 
 
-def compared_run(cfg: ExperimentConfig, root_mode: str) -> dict:
-    """``cfg`` run again with ``root.mode: root_mode`` (its balls and its ball-free baseline): its fall,
-    tracking and impact numbers, to stand beside the run's own (``tracker scenario NAME --root free``
-    puts the anchored run's beside the free one's)."""
-    other = cfg.replace(root=dataclasses.replace(cfg.root, mode=root_mode))
+def compared_run(cfg: ExperimentConfig, root_mode: str, other: ExperimentConfig | None = None) -> dict:
+    """``cfg`` run again with ``root.mode: root_mode`` (its balls and its ball-free baseline), or the
+    config ``other`` as it is: its fall, tracking and impact numbers, to stand beside the run's own
+    (``tracker scenario NAME --root free`` puts the anchored scenario's beside the free one's)."""
+    if other is None:
+        other = cfg.replace(root=dataclasses.replace(cfg.root, mode=root_mode))
     prep = build(other)
     rec, outcome = simulate(prep)
     baseline, _ = simulate(prep, balls=False)
@@ -283,7 +284,8 @@ def open_result_folder(out: str | Path, clear: bool = False) -> Path:
 
 def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None = None, gui: bool = False,
                    progress: bool = False, header: str = "", clear: bool = False,
-                   keep_interrupted: bool = False, compare_root: str | None = None) -> Outcome:
+                   keep_interrupted: bool = False, compare_root: str | None = None,
+                   compare_config: ExperimentConfig | None = None) -> Outcome:
     """Run ``cfg`` (and its ball-free baseline when it has balls) and write the result folder.
 
     Args:
@@ -297,6 +299,8 @@ def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None
         compare_root: also run the config with this ``root.mode`` (with its own ball-free baseline) and put
             its fall, ball outcome, peak deviation and recovery time beside this run's (``metrics.json``'s
             ``compared``, a table in ``report.md``); only for a config with balls and another root mode.
+        compare_config: with ``compare_root``, the config to compare against as it is (its own root mode,
+            time step and gains: the anchored scenario beside its free-root variant), not ``cfg`` re-rooted.
 
     Raises:
         TrackerError: a bad config or clip; a missing optional extra (video) before anything runs;
@@ -340,7 +344,7 @@ def run_experiment(cfg: ExperimentConfig, out: str | Path, *, video: bool | None
     metrics = compute_metrics(prep, rec, baseline, ball_outcome)
     if compare_root is not None and compare_root != cfg.root.mode and prep.launches:
         t0 = time.perf_counter()
-        metrics["compared"] = compared_run(cfg, compare_root)
+        metrics["compared"] = compared_run(cfg, compare_root, compare_config)
         timing["compared_s"] = time.perf_counter() - t0
     files: dict[str, str] = {"config": "config.yaml", "metrics": "metrics.json", "timing": "timing.json"}
     problems: list[str] = []
