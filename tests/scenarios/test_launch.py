@@ -146,6 +146,20 @@ def test_ball_at_rest_lies_on_the_ground_in_the_kicking_foots_path(kick):
     assert np.dot(plan.position[:2] - plan.aim_point[:2], foot_dir) > 0  # ahead of the foot
 
 
+@pytest.mark.parametrize("speed", [0.0, 8.0])
+def test_a_shift_moves_the_planned_ball_by_as_much_in_the_world(kick, speed):
+    ref, model, t_kick = kick
+    launch = Launch("soccer", "right_foot", t_kick, speed, offset=(0.12, 0, -0.04))
+    plain = plan_launch(launch, ref, model, dt=1 / 60)
+    shift = np.array([-0.2, 0.45, 0.0])
+    moved = plan_launch(replace(launch, shift=tuple(shift)), ref, model, dt=1 / 60)
+    np.testing.assert_allclose(moved.aim_point - plain.aim_point, shift, atol=1e-12)
+    np.testing.assert_allclose(moved.position - plain.position, shift, atol=1e-9)  # spawn (or rest) point too
+    np.testing.assert_allclose(moved.velocity, plain.velocity, atol=1e-9)
+    with pytest.raises(ConfigError, match="shift must be 3 numbers"):
+        plan_launch(replace(launch, shift=(0.0, float("nan"), 0.0)), ref, model, dt=1 / 60)
+
+
 def test_spawn_is_on_the_simulation_step_grid(kick):
     ref, model, _ = kick
     dt, start = 1 / 60, 0.31

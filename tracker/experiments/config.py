@@ -17,7 +17,7 @@ lists them all with defaults and units)::
     root: {mode: anchored|kinematic|free, kp_linear, kp_angular, kd_ratio}
     schedule: {enabled, k_r, k_r_ratio, t_e, t_f, scope, blend, min_separation}
     sim: {dt, substeps, duration, solver_iterations, max_speed}
-    balls: [{preset, target_link, impact_time, speed, direction, offset, flight_time, mass, exit_speed}]
+    balls: [{preset, target_link, impact_time, speed, direction, offset, flight_time, mass, shift, exit_speed}]
     launch: {height}
     impact: {recover_threshold_rad, hold_s}
     outputs: {plots, video, video_fps, video_size, recording}
@@ -237,6 +237,10 @@ class BallConfig:
     offset: tuple[float, float, float] = setting((0.0, 0.0, 0.0), "hit point relative to the link origin", unit="m",
                                                  ge=-10, le=10)
     flight_time: float = setting(0.6, "seconds of flight before impact", unit="s", gt=0, le=10)
+    shift: tuple[float, float, float] = setting((0.0, 0.0, 0.0), "moves the hit point in the world, after offset: "
+                                                "where a free-root character's link passes, not the clip's "
+                                                "(scripts/aim_shift.py measures it on a replay)", unit="m",
+                                                ge=-10, le=10)
     mass: float | None = setting(None, "override the preset's mass", unit="kg", gt=0, le=100)
     exit_speed: float | None = setting(
         None, "the speed the ball should leave the character with; tracker optimize then scores the ball: "

@@ -51,5 +51,5 @@ def launches_of(cfg: ExperimentConfig) -> list:
 
     return [Launch(ball=b.preset, target_link=b.target_link, impact_time=b.impact_time, speed=b.speed,
                    direction=b.direction, offset=b.offset, flight_time=b.flight_time, mass=b.mass,
-                   release_height=cfg.launch.height)
+                   release_height=cfg.launch.height, shift=b.shift)
             for b in cfg.balls]

@@ -61,6 +61,9 @@ class Launch:
         mass: override the preset's mass, kg (``None``: keep).
         release_height: height of the ball's centre at launch when ``direction`` is ``None``, m
             (``None``: the planner's, :data:`tracker.scenarios.launch.RELEASE_HEIGHT`).
+        shift: moves the aim point in the world, m (after ``offset``): a free-root character that
+            strays from the clip's root meets a ball laid where its own link passes
+            (``scripts/aim_shift.py`` measures the shift on a replay).
     """
 
     ball: str
@@ -72,6 +75,7 @@ class Launch:
     flight_time: float = 0.6
     mass: float | None = None
     release_height: float | None = None
+    shift: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
 class Scenario(Protocol):

@@ -273,6 +273,9 @@ def check_launch(launch: Launch) -> None:
     off = np.asarray(launch.offset, dtype=float)
     if off.shape != (3,) or not np.isfinite(off).all():
         raise ConfigError(f"{what}: offset must be 3 numbers (m, link frame), got {launch.offset!r}")
+    shift = np.asarray(launch.shift, dtype=float)
+    if shift.shape != (3,) or not np.isfinite(shift).all():
+        raise ConfigError(f"{what}: shift must be 3 numbers (m, world), got {launch.shift!r}")
     if launch.direction is not None:
         d = np.asarray(launch.direction, dtype=float)
         if d.shape != (3,) or not np.isfinite(d).all() or np.linalg.norm(d) < 1e-9:
@@ -457,5 +460,6 @@ def plan_launch(launch: Launch, reference, model, dt: float | None = None, start
     if launch.speed == 0 and dt is not None:  # meet the link in a step state (module docstring)
         t_i = start + round((t_i - start) / dt) * dt
     P, Pdot = aim_point(model, reference, launch.target_link, t_i, launch.offset, kinematics)
+    P = P + np.asarray(launch.shift, dtype=float)
     h = None if dt is None else dt / (substeps or 1)
     return solve_launch(launch, P, Pdot, heading(reference, t_i), spawn, h, release_height, t_i)
