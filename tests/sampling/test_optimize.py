@@ -225,3 +225,22 @@ def test_the_report_names_widths_only_when_they_are_not_the_defaults():
     assert _widths_note(SamconOptions(decay=0.5)).endswith("decay 0.5, ")
     own = SamconOptions(widths=((r"knee", 0.3), (r".*", 0.0)))
     assert _widths_note(own) == "half-widths 0.3 rad for 'knee', 0 rad for '.*', decay 0.7, "
+
+
+def test_a_search_can_start_from_the_plain_servo(tmp_path, capsys):
+    """``--init plain`` is the all-zero track carried as the best chain: the same search as from a zeros file."""
+    from tracker.character.model import load_model
+    from tracker.sim.offsets import OffsetTrack
+
+    zeros = tmp_path / "zeros.npz"
+    OffsetTrack.zeros(load_model("humanoid").layout, [0.0], model="humanoid").save(zeros)
+    common = [WALK, "--duration", "0.2", "--samples", "4", "--keep", "2", "--iterations", "2", "--seed", "5"]
+    plain, filed = tmp_path / "plain", tmp_path / "filed"
+    assert main(["optimize", *common, "--init", "plain", "--out", str(plain)]) in (0, 4)
+    assert main(["optimize", *common, "--init", str(zeros), "--out", str(filed)]) in (0, 4)
+    a, b = (json.loads((d / "optimize.json").read_text()) for d in (plain, filed))
+    assert a["init"] == "plain"
+    assert a["cost_per_iteration"] == b["cost_per_iteration"] and a["segment_costs"] == b["segment_costs"]
+    np.testing.assert_array_equal(load_offsets(plain / "offsets.npz").values, load_offsets(filed / "offsets.npz").values)
+    assert "started from the plain servo (no offsets)" in (plain / "optimize.md").read_text()
+    assert "--init=plain" in (plain / "config.yaml").read_text()

@@ -12,6 +12,9 @@ from tracker.commands._args import (MAX_DURATION, MAX_SEED, MAX_WORKERS, bounded
                                    parse_dt)
 
 
+#: ``--init plain``: start from the plain servo (no offsets) (:data:`tracker.sampling.optimize.PLAIN`).
+PLAIN = "plain"
+
 #: The flags of one search: any of them given runs that search instead of the schedule.
 SINGLE_FLAGS = ("--method", "--iterations", "--samples", "--keep", "--segment", "--selection", "--lookahead",
                 "--width-scale", "--decay", "--init")
@@ -79,7 +82,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--init", default=None, metavar="OFFSETS",
                    help="start from this offset track (a previous optimize's offsets.npz; samcon): the first "
                         "iteration samples around it and keeps it as the best chain so far, so the result is "
-                        "never costlier than it; with --duration, a longer window starts from a shorter one's")
+                        "never costlier than it; with --duration, a longer window starts from a shorter one's. "
+                        "'plain': start from the plain servo (no offsets), so the result is never costlier than it")
     p.add_argument("--workers", type=bounded_int(1, MAX_WORKERS, "workers"), default=1,
                    help=f"parallel rollout workers (1 to {MAX_WORKERS}; default 1)")
     p.add_argument("--backend", default="local", choices=("local", "ray"), help="worker backend (as tracker sweep)")
@@ -188,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     resume = ("checkpoint.pkl.key", "stages/stages.json")
     if args.out:
         check_out(args.out, args.force_out, resume_files=resume)  # refused before anything runs
-    if args.init is not None:
+    if args.init is not None and args.init != PLAIN:
         check_path(args.init, "--init")
         if args.out and args.force_out and Path(args.init).resolve().parent == Path(args.out).resolve():
             raise ConfigError(f"--init {args.init} is in --out {args.out}, whose files --force removes; copy it "
@@ -218,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--decay {args.decay!r}: only --method samcon shrinks its widths per iteration")
     if args.method != "samcon" and args.init is not None:
         raise ConfigError(f"--init {args.init}: only --method samcon starts from an offset track")
-    if args.init is not None:
+    if args.init is not None and args.init != PLAIN:
         from tracker.sim.offsets import load_offsets
 
         made_for = load_offsets(args.init).clip
@@ -239,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
     if args.decay is not None:
         settings.append(f"--decay={args.decay!r}")
     if args.init is not None:
-        settings.append(f"--init={Path(args.init).resolve()}")
+        settings.append(f"--init={args.init if args.init == PLAIN else Path(args.init).resolve()}")
     settings += [f"--set={o}" for o in cfg_overrides(args)]
     header = _replay_header(args, settings)
     res = optimize(cfg, out, method=args.method, options=opt, workers=args.workers, backend=args.backend,

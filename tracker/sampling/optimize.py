@@ -34,6 +34,8 @@ from tracker.atomic import write_json_atomic, write_text_atomic
 from tracker.errors import ConfigError
 
 METHODS = ("samcon", "cma")
+#: ``init`` that starts SAMCON from the plain servo (no offsets): the result is never costlier than it.
+PLAIN = "plain"
 
 
 @dataclass
@@ -84,7 +86,8 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
     ``address``: a running Ray cluster's ``HOST:PORT`` (``backend="ray"``; default ``RAY_ADDRESS``, else a
     local one is started).
 
-    ``init``: an offset-track file to start SAMCON from (:func:`~tracker.sampling.samcon.samcon`'s ``init``).
+    ``init``: an offset-track file to start SAMCON from (:func:`~tracker.sampling.samcon.samcon`'s ``init``), or
+    :data:`PLAIN` (the plain servo: no offsets).
     ``log``: a :class:`~tracker.sampling.watch.SearchLog` that shows the search (a bar on a terminal, else a
     line per window) and says where it started and what it resumed; None: ``progress`` draws a bar, or nothing.
 
@@ -118,9 +121,16 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
 
         if method != "samcon":
             raise ConfigError(f"--init {init}: only --method samcon starts from an offset track")
-        init_track = load_offsets(init)
-        init_track.check_layout(prep.model.layout, str(init))
-        init_key = hashlib.sha256(Path(init).read_bytes()).hexdigest()
+        if init == PLAIN:  # the plain servo: no offsets anywhere, carried as the best chain so far
+            from tracker.sim.offsets import OffsetTrack
+
+            init_track = OffsetTrack.zeros(prep.model.layout, [cfg.clip.start], model=prep.model.name,
+                                           clip=str(cfg.clip.path))
+            init_key = PLAIN
+        else:
+            init_track = load_offsets(init)
+            init_track.check_layout(prep.model.layout, str(init))
+            init_key = hashlib.sha256(Path(init).read_bytes()).hexdigest()
 
     t_end = cfg.clip.start + cfg.duration if cfg.duration is not None else prep.reference.duration
     segment_times(cfg.clip.start, t_end, opt.segment, cfg.sim.dt)  # a bad segment length fails before any file
@@ -170,7 +180,7 @@ def optimize(cfg, out: str | Path, method: str = "samcon", options=None, workers
         "options": {k: (list(map(list, v)) if k == "widths" else v) for k, v in dataclasses.asdict(opt).items()},
         "cost_per_iteration": res.cost_per_iteration.tolist(), "segment_costs": res.segment_costs.tolist(),
         "segment_times": res.times.tolist(), "rollouts": int(res.rollouts), "fell": list(res.fell),
-        "init": str(Path(init).resolve()) if init is not None else None,
+        "init": (init if init == PLAIN else str(Path(init).resolve())) if init is not None else None,
         "start": {"clip_start_s": cfg.clip.start, "settled_m": start.settled_m, "moved_from_s": start.moved_from,
                   "file_frame": start.file_frame}})
     _plots(folder, res, method)
@@ -339,7 +349,8 @@ def _report(cfg, method: str, opt, res, metrics: dict, plain: dict, timing: dict
              + (f"keep {opt.keep} ({opt.selection}), {opt.iterations} iterations, " if method == "samcon"
                 else f"{opt.iterations} CMA-ES generations per segment, ")
              + (f"look-ahead {opt.lookahead} segments, " if getattr(opt, "lookahead", 0) else "")
-             + (f"started from {init}, " if init is not None else "")
+             + (("started from the plain servo (no offsets), " if init == PLAIN else f"started from {init}, ")
+                if init is not None else "")
              + _widths_note(opt)
              + f"seed {opt.seed}; "
              f"{res.rollouts} rollouts in {timing['solve_s']:.1f} s.", "",
