@@ -222,6 +222,24 @@ def test_a_recording_diverged_in_its_last_step_is_read(tmp_path, layout):
     assert rec.diverged and rec.n_steps == T
 
 
+def test_a_recording_of_a_held_ball_s_many_contact_events_is_read(tmp_path, layout):
+    """A ball held in the hands is one contact event per link and step: thousands (the free-root basketball's
+    recording has 4000, 1.9 MB of text), read back; a text past the events' bound is still refused."""
+    from tracker.errors import SimulationError
+    from tracker.sim.recording import MAX_EVENTS_CHARS, Recording
+
+    event = {"t": 0.05, "link": "left_hand", "impulse": 0.01, "position": [0.5166213352463315] * 3,
+             "normal": [0.3010880943703208] * 3, "impulse_vector": [0.11665290555223558] * 3}
+    arrays = recording_arrays(layout)
+    arrays["events"] = json.dumps([event] * 8000)
+    assert len(arrays["events"]) > 1 << 21
+    rec = Recording.load(write_result(tmp_path / "held", arrays) / "recording.npz")
+    assert len(rec.events) == 8000
+    arrays["events"] = "[" + " " * MAX_EVENTS_CHARS + "]"
+    with pytest.raises(SimulationError, match="events: text of"):
+        Recording.load(write_result(tmp_path / "huge", arrays) / "recording.npz")
+
+
 @pytest.mark.parametrize("case", list(_bad_recordings(LAYOUT)))
 def test_replay_refuses_a_malformed_recording_in_one_line(case, tmp_path, layout, capsys, monkeypatch):
     change, word = _bad_recordings(layout)[case]

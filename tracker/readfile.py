@@ -425,11 +425,12 @@ class NpzFields:
         return out
 
     def json(self, key: str, expect: type | None = None, default: Any = None,
-             max_depth: int = MAX_JSON_DEPTH) -> Any:
-        """A JSON text field, parsed (nesting bounded), of type ``expect`` when given."""
+             max_depth: int = MAX_JSON_DEPTH, max_chars: int = 1 << 20) -> Any:
+        """A JSON text field of at most ``max_chars`` characters, parsed (nesting bounded), of type ``expect``
+        when given."""
         if key not in self.arrays and default is not None:
             return default
-        value = load_json_bounded(self.text(key), f"{self.path}: {key}", max_depth, self.error)
+        value = load_json_bounded(self.text(key, max_chars=max_chars), f"{self.path}: {key}", max_depth, self.error)
         if expect is not None and not isinstance(value, expect):
             raise self.fail(key, f"expected a JSON {_json_name(expect)}, got {type(value).__name__}")
         return value

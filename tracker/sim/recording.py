@@ -130,6 +130,8 @@ MAX_FILE_BYTES = 1 << 30
 MAX_VALUES = 1 << 26
 #: Most balls and joints a recording may hold (the replay window makes a body for each ball).
 MAX_BALLS = 256
+#: Longest ``events`` text read (characters): contact events of minutes of held balls, still bounded.
+MAX_EVENTS_CHARS = 1 << 26
 MAX_JOINTS = 256
 #: Largest physics time step accepted, s.
 MAX_DT = 1.0
@@ -195,7 +197,9 @@ def read_recording(path: str | Path) -> Recording:
     if np.isnan(tau_max).any():
         raise f.fail("tau_max", "a torque limit is NaN")
     balls = _read_balls(f)
-    events = f.json("events", expect=list)
+    # a ball held in the hands is a contact event per link and step: 4000 (1.9 MB) in the free-root
+    # basketball's 1.7 s hold at 1/960 s physics steps
+    events = f.json("events", expect=list, max_chars=MAX_EVENTS_CHARS)
     for i, e in enumerate(events):
         if not (isinstance(e, dict) and isinstance(e.get("t"), (int, float)) and not isinstance(e["t"], bool)
                 and np.isfinite(e["t"])):
