@@ -13,18 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
-
-def _count(low: int, high: int, what: str):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be a whole number, got {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{what} must be {low} to {high}, got {value}")
-        return value
-
-    return parse
+from tracker.commands._args import MAX_SEED, bounded_int
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -38,9 +27,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "when; falls are the data (exit status 0).",
     )
     p.add_argument("config", help="experiment config with root.mode: free and controller.offsets")
-    p.add_argument("--seed", type=_count(0, 2**31 - 1, "--seed"), default=0, help="the trials' random seed (default 0)")
-    p.add_argument("--balls", type=_count(0, 1000, "--balls"), default=20, help="ball trials (default 20)")
-    p.add_argument("--push-times", type=_count(0, 1000, "--push-times"), default=2,
+    p.add_argument("--seed", type=bounded_int(0, MAX_SEED, "seed"), default=0, help="the trials' random seed (default 0)")
+    p.add_argument("--balls", type=bounded_int(0, 1000, "balls"), default=20, help="ball trials (default 20)")
+    p.add_argument("--push-times", type=bounded_int(0, 1000, "push times"), default=2,
                    help="push trials per side (default 2)")
     p.add_argument("--json", action="store_true", help="print the trials and the counts as JSON")
     p.add_argument("--out", default=None, help="folder for perturb.json")
