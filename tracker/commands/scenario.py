@@ -85,6 +85,11 @@ def run(args: argparse.Namespace) -> int:
     if free is not None:  # the shipped free-root variant (its own track, gains, step), beside the anchored scenario
         other, path = (str(path) if compare else None), free
     elif args.root:
+        if args.root == "free":
+            import sys
+
+            print(f"note: no free-root track is shipped for {args.name} (configs/free/{args.name}.yaml): running "
+                  "the anchored config with root.mode: free, the plain servo", file=sys.stderr)
         overrides.append(f"root.mode={args.root}")
     ns = argparse.Namespace(config=str(path), overrides=overrides, out=args.out, video=args.video, gui=args.gui,
                             json=args.json, keys=False, force_out=args.force_out, compare_root=compare,
