@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KICK = str(ROOT / "data" / "motions" / "kick.bvh")
 SOCCER = str(ROOT / "configs" / "soccer_light.yaml")
 SWEEP = str(ROOT / "configs" / "sweeps" / "ball_speed.yaml")
+FREE_WALK = str(ROOT / "configs" / "free" / "cmu_02_01_walk.yaml")
 #: Seconds a case may take before it counts as a hang (each takes milliseconds once parsed).
 BUDGET_S = 30
 THIRTY = "1" * 30
@@ -95,7 +96,8 @@ INT_FLAGS = [
     ("optimize", [KICK], "--samples"), ("optimize", [KICK], "--iterations"), ("optimize", [KICK], "--keep"),
     ("optimize", [KICK], "--workers"), ("optimize", [KICK], "--seed"), ("optimize", [KICK], "--lookahead"),
     ("play", [KICK], "--frames"), ("replay", ["{folder}"], "--frames"), ("sweep", [SWEEP], "--workers"),
-    ("report", ["{folder}", "--html"], "--max-runs"),
+    ("report", ["{folder}", "--html"], "--max-runs"), ("perturb", [FREE_WALK], "--seed"),
+    ("perturb", [FREE_WALK], "--balls"), ("perturb", [FREE_WALK], "--push-times"),
 ]
 
 

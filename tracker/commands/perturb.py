@@ -27,10 +27,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "when; falls are the data (exit status 0).",
     )
     p.add_argument("config", help="experiment config with root.mode: free and controller.offsets")
-    p.add_argument("--seed", type=bounded_int(0, MAX_SEED, "seed"), default=0, help="the trials' random seed (default 0)")
-    p.add_argument("--balls", type=bounded_int(0, 1000, "balls"), default=20, help="ball trials (default 20)")
+    p.add_argument("--seed", type=bounded_int(0, MAX_SEED, "seed"), default=0, help="the trials' random seed, 0 to 4294967295 (default 0)")
+    p.add_argument("--balls", type=bounded_int(0, 1000, "balls"), default=20, help="ball trials, 0 to 1000 (default 20)")
     p.add_argument("--push-times", type=bounded_int(0, 1000, "push times"), default=2,
-                   help="push trials per side (default 2)")
+                   help="push trials per side, 0 to 1000 (default 2)")
     p.add_argument("--json", action="store_true", help="print the trials and the counts as JSON")
     p.add_argument("--out", default=None, help="folder for perturb.json")
     from tracker.commands.run import add_force_option
