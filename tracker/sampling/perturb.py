@@ -106,9 +106,11 @@ def run_trial(prep, trial: Trial | None) -> TrialOutcome:
                           "controller.offsets (a shipped track's config)")
     scenario = None
     if trial is not None and trial.kind == "ball":
-        ball = {"preset": "soccer", "mass": BALL_MASS, "target_link": trial.link,
-                "impact_time": round(trial.time, 6), "speed": BALL_SPEED}
-        cfg = dataclasses.replace(cfg, balls=(_ball_config(ball),))
+        from tracker.experiments.config import BallConfig
+
+        ball = BallConfig(preset="soccer", mass=BALL_MASS, target_link=trial.link, impact_time=round(trial.time, 6),
+                          speed=BALL_SPEED)
+        cfg = dataclasses.replace(cfg, balls=(ball,))
         prep = dataclasses.replace(prep, config=cfg, launches=launches_of(cfg))
         scenario = scenario_of(prep)
     sim = make_simulation(prep, scenario=scenario)
@@ -116,19 +118,15 @@ def run_trial(prep, trial: Trial | None) -> TrialOutcome:
         c = sim.character
         ref = prep.reference
         end = cfg.clip.start + cfg.duration if cfg.duration is not None else ref.duration
-        push = force = link = None
-        if trial is not None and trial.kind == "push":
+        push = link = None
+        if trial is not None and trial.kind == "push":  # on the clip's clock (start: the trial's time)
             push = Push(PUSH_FORCE, PUSH_DURATION, DIRECTIONS[trial.side], trial.link, trial.time)
-            force, link = push.vector().tolist(), c.link_index(trial.link)
-        import pybullet as p
-
+            link = c.link_index(trial.link)
         errs = []
         t_from = trial.time if trial is not None else sim.t
         for _ in range(int(round((end - sim.t) / sim.opt.dt))):
-            if push is not None and push.start <= sim.t + 1e-9 < push.start + push.duration:
-                pos = p.getLinkState(c.body_id, link, physicsClientId=c.client_id)[0] if link >= 0 else \
-                    p.getBasePositionAndOrientation(c.body_id, physicsClientId=c.client_id)[0]
-                p.applyExternalForce(c.body_id, link, force, pos, p.WORLD_FRAME, physicsClientId=c.client_id)
+            if push is not None:
+                push.apply(c, link, sim.t)
             row = sim.step()
             if row["t"] >= t_from - 1e-9:
                 errs.append(math.dist(row["q"][0:3], row["q_ref"][0:3]))
@@ -137,9 +135,3 @@ def run_trial(prep, trial: Trial | None) -> TrialOutcome:
     finally:
         sim.close()
     return TrialOutcome(trial, sim.fell_at is not None, sim.fell_at, float(np.mean(errs)) if errs else 0.0)
-
-
-def _ball_config(data: dict):
-    from tracker.experiments.config import BallConfig
-
-    return BallConfig(**data)

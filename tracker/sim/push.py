@@ -42,6 +42,16 @@ class Push:
         a = math.radians(self.direction)
         return -self.force * np.array([math.cos(a), math.sin(a), 0.0])
 
+    def apply(self, character, link: int, t: float) -> None:
+        """Apply the force on ``link`` (``character.link_index(self.link)``) at its centre of mass for the
+        coming step if ``t`` (time on the push's clock, s) is within the push."""
+        if self.force > 0 and self.start <= t + 1e-9 < self.start + self.duration:
+            c = character
+            pos = p.getLinkState(c.body_id, link, physicsClientId=c.client_id)[0] if link >= 0 else \
+                p.getBasePositionAndOrientation(c.body_id, physicsClientId=c.client_id)[0]
+            p.applyExternalForce(c.body_id, link, self.vector().tolist(), pos, p.WORLD_FRAME,
+                                 physicsClientId=c.client_id)
+
 
 @dataclass
 class PushOutcome:
@@ -81,18 +91,13 @@ def run_push(sim, push: Push, duration: float, *, stop_on_fall: bool = True) -> 
     """
     c = sim.character
     link = c.link_index(push.link)  # a wrong name is a ModelError naming the links
-    force = push.vector().tolist()
     dt = sim.opt.dt
     t0 = sim.t
     com0 = c.com_jacobian()[0]
     ts, coms = [t0], [com0]
     fell_at, reason = None, ""
     for _ in range(int(round(duration / dt))):
-        rel = sim.t - t0
-        if push.force > 0 and push.start <= rel + 1e-9 < push.start + push.duration:
-            pos = p.getLinkState(c.body_id, link, physicsClientId=c.client_id)[0] if link >= 0 else \
-                p.getBasePositionAndOrientation(c.body_id, physicsClientId=c.client_id)[0]
-            p.applyExternalForce(c.body_id, link, force, pos, p.WORLD_FRAME, physicsClientId=c.client_id)
+        push.apply(c, link, sim.t - t0)
         sim.step()
         com = c.com_jacobian()[0]
         ts.append(sim.t)
