@@ -28,7 +28,7 @@ def test_a_fall_is_reported_kept_and_exits_4_as_every_fall_does(capsys, tmp_path
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["--strategy", "knee"], "balance strategy 'knee' is not one of: jacobian, ankle, hip"),
+    (["--strategy", "knee"], "--strategy: 'knee' is not one of: jacobian, ankle, hip, none, step"),
     (["--target", "moon"], "balance target 'moon'"),
     (["--force", "-5"], "--force: must be >= 0"),
     (["--dt", "abc"], "--dt: expected a number"),

@@ -46,7 +46,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     # --dt stays text (a config gets it as sim.dt=1/30); _number reads it with the shared parse_dt.
     p.add_argument("--dt", default=None, help="time step, 1e-5 to 0.1 s, e.g. 1/30 (default 1/60, or the config's)")
     p.add_argument("--strategy", default=None,
-                   help="balance strategy: jacobian (default), ankle, hip, or none (no feedback)")
+                   help="balance strategy: jacobian (default), ankle, hip, none (no feedback), or step: jacobian "
+                        "and a recovery step when standing still would fall (a standing pose only; each decision "
+                        "simulates the candidate steps ahead, so a run takes seconds)")
     p.add_argument("--kp", type=bounded_float(0, 1e7, "kp", "N/m"), default=None,
                    help="balance kp, N/m (>= 0 and <= 1e7; default 4000)")
     p.add_argument("--kd", type=bounded_float(0, 1e7, "kd", "N·s/m"), default=None,
@@ -93,10 +95,20 @@ def _balance(args: argparse.Namespace, base=None):
 
     from tracker.control.balance import BalanceOptions
 
+    from tracker.control.balance import STRATEGIES
+    from tracker.errors import ConfigError
+
+    if args.strategy is not None and args.strategy not in STRATEGIES + ("none", "step"):
+        raise ConfigError(f"--strategy: {args.strategy!r} is not one of: {', '.join(STRATEGIES + ('none', 'step'))}")
     if args.strategy == "none":
         return None
     opt = base if base is not None else BalanceOptions()
-    changes = {k: v for k, v in (("strategy", args.strategy), ("kp", args.kp), ("kd", args.kd),
+    strategy = args.strategy
+    if strategy == "step":  # the Jacobian feedback and recovery steps (tracker.control.stepping)
+        from tracker.control.stepping import StepOptions
+
+        strategy, opt = "jacobian", dataclasses.replace(opt, step=StepOptions())
+    changes = {k: v for k, v in (("strategy", strategy), ("kp", args.kp), ("kd", args.kd),
                                  ("target", args.target)) if v is not None}
     return dataclasses.replace(opt, enabled=True, **changes)
 
@@ -123,6 +135,9 @@ def _simulation(args: argparse.Namespace):
     from tracker.experiments.config import load_config
     from tracker.experiments.runner import build, make_simulation
 
+    if args.strategy == "step":
+        raise ConfigError(f"--strategy step: recovery steps are for a standing pose ('stand' or a pose file), "
+                          f"not a clip ({spec})")
     overrides = [f"sim.dt={args.dt}"] if args.dt else []
     cfg = load_config(spec, overrides)
     if cfg.root.mode != "free":
@@ -161,7 +176,8 @@ def run(args: argparse.Namespace) -> int:
         sim.close()
     result = out.to_json()
     result["config"] = args.config
-    result["strategy"] = "none" if sim.balance is None else sim.balance.options.strategy
+    result["strategy"] = ("none" if sim.balance is None else
+                          "step" if sim.stepper is not None else sim.balance.options.strategy)
     result["dt"] = sim.opt.dt
     if args.out:
         _write(Path(args.out), result, out, args.force_out)
@@ -176,6 +192,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"{args.config}: {what}: stood {out.duration_s:.2f} s; CoM drift {out.com_drift_m:.4f} m, "
                   f"largest offset {out.max_com_offset_m:.4f} m")
+        for s in out.steps:
+            where = ("did not land" if s["landed_m"] is None else
+                     f"landed at {s['land_s']:.2f} s at ({s['landed_m'][0]:+.2f}, {s['landed_m'][1]:+.2f}) m, "
+                     f"{s['length_m']:.2f} m from where it stood")
+            print(f"  step: {s['foot']} lifted at {s['start_s']:.2f} s, {where}")
     return 4 if out.fell else 0
 
 
@@ -205,6 +226,10 @@ def _plot_com(folder: Path, out) -> None:
     p = out.push
     if p.force > 0:
         ax.axvspan(p.start, p.start + p.duration, color="0.85", label="push")
+    for i, s in enumerate(out.steps):  # each recovery step: lift-off to touch-down
+        end = s["land_s"] if s["land_s"] is not None else s["start_s"] + 0.05
+        ax.axvspan(s["start_s"], end, color="tab:green", alpha=0.25, label="step" if i == 0 else None)
+        ax.annotate(s["foot"].split("_")[0], (s["start_s"], 0), fontsize=7, color="tab:green")
     if out.fell:
         ax.axvline(out.fell_time_s, color="r", ls="--", label="fell")
     ax.set_xlabel("t (s)")

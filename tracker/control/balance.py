@@ -120,6 +120,7 @@ class BalanceOptions:
     strategy: str = "jacobian"
     gravity: bool = False
     constraints: bool = True
+    step: object | None = None  # a tracker.control.stepping.StepOptions: recovery steps (tracker push --strategy step)
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -185,6 +186,9 @@ class BalanceFeedback:
         self._colmask = np.zeros(lay.nv, dtype=np.bool_)
         self._colmask[cols] = True
         self.initial_target: np.ndarray | None = None
+        #: feet that count as stance feet on an edge too (two contact points or more): a recovery step's
+        #: stance foot and the feet it landed on (tracker.control.stepping)
+        self.pivot_feet: frozenset[str] = frozenset()
         self._zero_v = np.zeros(lay.nv)
         self._stance: dict[tuple[tuple[str, ...], int], tuple[str, ...]] = {}  # (feet on the ground, stance_mask) -> stance feet
         # the compiled one-call path needs a tracker.character.Character's kernels
@@ -208,6 +212,10 @@ class BalanceFeedback:
         # 4 s after the fall; with the final rules the kick's wrist peaks at 82 rad/s with this, 76
         # without: no divergence either way.)
         stance = 0 if support.others else stance_mask(support)
+        if self.pivot_feet and not support.others:
+            for i, f in enumerate(support.feet):
+                if f in self.pivot_feet and np.count_nonzero(support.foot_of_point == i) >= 2:
+                    stance |= 1 << i
         key = (support.feet, stance)
         feet = self._stance.get(key)
         if feet is None:  # the feet on the ground that can be stance feet (cached: this runs every step)

@@ -147,6 +147,40 @@ def _pushes(out: Path, quick: bool, facts: dict) -> str:
     return text + "\n\n![survival](games105_survival.png)\n\nEvery push: `survival.csv`; the table: `largest.csv`."
 
 
+#: The pushes of the recovery-step table (chest, 0.2 s), N, and how long each run goes on, s.
+STEP_FORCES = (100.0, 125.0, 150.0, 175.0, 200.0)
+STEP_TIME = 5.0
+
+
+def _step_pushes(out: Path, quick: bool, facts: dict) -> str:
+    """Issue 33, item 3: the chest pushes again, with the Jacobian feedback alone and with recovery steps."""
+    from tracker.paths import CONFIG_DIR
+    from tracker.sim.push import load_sweep, run_sweep
+
+    settings = dataclasses.replace(load_sweep(CONFIG_DIR / "sweeps" / "push.yaml"), links=("chest",),
+                                   strategies=("jacobian", "step"), forces=STEP_FORCES, time=STEP_TIME)
+    if quick:
+        settings = dataclasses.replace(settings, directions=settings.directions[:2], forces=(150.0,))
+    rows = run_sweep(settings)
+    dirs = [d for d, _ in settings.directions]
+    lines = [f"0.2 s pushes on the chest, dt = {settings.dt:.4f} s, {settings.time:g} s simulated (the push at "
+             f"{settings.start:g} s): the Jacobian feedback alone, and with recovery steps (`--strategy step`).", "",
+             "| push | strategy | " + " | ".join(dirs) + " |", "|---:|---|" + "---|" * len(dirs)]
+    for force in settings.forces:
+        for st in settings.strategies:
+            cells = []
+            for d in dirs:
+                r = next(r for r in rows if (r["strategy"], r["direction"], r["force_n"]) == (st, d, force))
+                n = r["steps"]
+                steps = f", {n} step{'s' if n != 1 else ''}" if n else ""
+                cells.append(f"falls at {r['fell_time_s']:.2f} s{steps}" if r["fell"] else f"stands{steps}")
+            lines.append(f"| {force:g} N | {st} | " + " | ".join(cells) + " |")
+    facts["step_pushes"] = rows
+    text = "\n".join(lines)
+    write_block(out, "step-pushes", text)
+    return text
+
+
 #: The free-root clips with balance: (label, config, overrides).
 CLIPS = (("catch + basketball 9 m/s", "basketball_fast"), ("forearm pass + volleyball 15 m/s", "volleyball_fast"))
 
@@ -191,6 +225,7 @@ SECTIONS: list[tuple[str, Callable[[Path, bool, dict], str]]] = [
     ("Static balance: standing", _standing),
     ("Static balance: feedback gain", _gains),
     ("Static balance: pushes", _pushes),
+    ("Static balance: pushes with a recovery step", _step_pushes),
     ("Static balance: free-root clips", _clips),
     ("Sampling-based control: SAMCON", _samcon),
 ]

@@ -119,9 +119,17 @@ def _clamp_spherical(rot: Rotation, limits) -> Rotation:
 def _solve_leg(kin: Kinematics, q: np.ndarray, foot: str, target: np.ndarray, foot_rot: Rotation,
                frames: np.ndarray, limits: dict) -> None:
     """Two-bone IK of one leg in ``frames``: ankle to ``target`` ``(F, 3)``, foot to ``foot_rot``. In place."""
+    solve_leg(kin, q, LEG_CHAIN[foot], target, foot_rot, frames, limits)
+
+
+def solve_leg(kin: Kinematics, q: np.ndarray, chain: tuple[str, str, str], target: np.ndarray, foot_rot: Rotation,
+              frames: np.ndarray, limits: dict) -> None:
+    """Two-bone IK of the leg ``chain`` (thigh, shin, foot links) in ``frames`` of ``q`` ``(F, nq)``: the
+    ankle (the foot link's origin) to ``target`` ``(F, 3)``, the foot to ``foot_rot`` (length ``F``),
+    spherical joints clamped to ``limits``. In place."""
     if not frames.any():
         return
-    upper, lower, end = LEG_CHAIN[foot]
+    upper, lower, end = chain
     lay = kin.layout
     sub = q[frames]
     pos, rot = kin.forward(sub)

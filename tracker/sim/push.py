@@ -63,6 +63,8 @@ class PushOutcome:
         max_com_offset_m: the largest horizontal distance of the CoM from where it started, m.
         fell_reason: what touched the ground, or the CoM height.
         t, com: the time ``(T,)`` s and CoM ``(T, 3)`` m of every step (not in the JSON).
+        steps: the recovery steps taken (:meth:`tracker.control.stepping.StepEvent.to_json`, times from
+            the run's start), with ``--strategy step``; empty otherwise.
     """
 
     fell: bool
@@ -74,12 +76,14 @@ class PushOutcome:
     fell_reason: str = ""
     t: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     com: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), repr=False)
+    steps: list = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"fell": self.fell, "fell_time_s": self.fell_time_s, "com_drift_m": self.com_drift_m,
                 "max_com_offset_m": self.max_com_offset_m, "fell_reason": self.fell_reason,
                 "duration_s": self.duration_s, "force_n": self.push.force, "push_duration_s": self.push.duration,
-                "direction_deg": self.push.direction, "link": self.push.link, "push_start_s": self.push.start}
+                "direction_deg": self.push.direction, "link": self.push.link, "push_start_s": self.push.start,
+                "steps": self.steps}
 
 
 def run_push(sim, push: Push, duration: float, *, stop_on_fall: bool = True) -> PushOutcome:
@@ -96,7 +100,14 @@ def run_push(sim, push: Push, duration: float, *, stop_on_fall: bool = True) -> 
     com0 = c.com_jacobian()[0]
     ts, coms = [t0], [com0]
     fell_at, reason = None, ""
+    stepper = getattr(sim, "stepper", None)
+    if stepper is not None:  # recovery steps: the look-ahead simulates on with the push acting
+        from tracker.sim.recovery import maybe_step
+
+        disturb = lambda: push.apply(c, link, sim.t - t0)  # noqa: E731
     for _ in range(int(round(duration / dt))):
+        if stepper is not None:
+            maybe_step(sim, disturb)
         push.apply(c, link, sim.t - t0)
         sim.step()
         com = c.com_jacobian()[0]
@@ -108,13 +119,18 @@ def run_push(sim, push: Push, duration: float, *, stop_on_fall: bool = True) -> 
                 break
     com = np.array(coms)
     off = np.linalg.norm(com[:, :2] - com0[:2], axis=1)
+    steps = [] if stepper is None else [dict(e.to_json(), start_s=round(e.start - t0, 6),
+                                             land_s=None if e.land is None else round(e.land - t0, 6))
+                                        for e in stepper.events]
     return PushOutcome(fell=fell_at is not None, fell_time_s=None if fell_at is None else round(fell_at, 6),
                        com_drift_m=float(off[-1]), max_com_offset_m=float(off.max()), duration_s=float(ts[-1] - t0),
-                       push=push, fell_reason=reason, t=np.array(ts) - t0, com=com)
+                       push=push, fell_reason=reason, t=np.array(ts) - t0, com=com, steps=steps)
 
 
 #: The strategies a sweep compares; ``none`` is the stance tracked by SPD without feedback.
 SWEEP_STRATEGIES: tuple[str, ...] = ("none", "jacobian", "ankle", "hip")
+#: Every strategy a sweep file may name: those and ``step`` (the Jacobian feedback with recovery steps).
+ALL_SWEEP_STRATEGIES: tuple[str, ...] = SWEEP_STRATEGIES + ("step",)
 
 
 @dataclass(frozen=True)
@@ -198,9 +214,9 @@ def load_sweep(path) -> SweepSettings:
             raise ConfigError(f"{path}: directions: expected a mapping name -> degrees")
         kw["directions"] = tuple((str(k), num(f"directions.{k}", v, -360.0)) for k, v in raw["directions"].items())
     if "strategies" in raw:
-        bad = [s for s in raw["strategies"] if s not in ("none",) + STRATEGIES]
+        bad = [s for s in raw["strategies"] if s not in ("none",) + STRATEGIES + ("step",)]
         if bad:
-            raise ConfigError(f"{path}: strategies: {bad[0]!r} is not one of: none, {', '.join(STRATEGIES)}")
+            raise ConfigError(f"{path}: strategies: {bad[0]!r} is not one of: none, {', '.join(STRATEGIES)}, step")
         kw["strategies"] = tuple(raw["strategies"])
     if "forces" in raw:
         f = raw["forces"]
@@ -245,9 +261,13 @@ def run_sweep(settings: SweepSettings, progress=None) -> list[dict]:
     for strategy in settings.strategies:
         if strategy == "none":
             bal = None
-        else:
+        else:  # "step": the Jacobian feedback with recovery steps (tracker.control.stepping)
+            from tracker.control.stepping import StepOptions
+
             bal = BalanceOptions(kp=DEFAULT_KP if settings.kp is None else settings.kp,
-                                 kd=DEFAULT_KD if settings.kd is None else settings.kd, strategy=strategy)
+                                 kd=DEFAULT_KD if settings.kd is None else settings.kd,
+                                 strategy="jacobian" if strategy == "step" else strategy,
+                                 step=StepOptions() if strategy == "step" else None)
         for link in settings.links:
             for dname, deg in settings.directions:
                 for force in settings.forces:
@@ -260,7 +280,7 @@ def run_sweep(settings: SweepSettings, progress=None) -> list[dict]:
                         sim.close()
                     rows.append({"strategy": strategy, "link": link, "direction": dname, "direction_deg": deg,
                                  "force_n": force, "fell": out.fell, "fell_time_s": out.fell_time_s,
-                                 "max_com_offset_m": round(out.max_com_offset_m, 6)})
+                                 "max_com_offset_m": round(out.max_com_offset_m, 6), "steps": len(out.steps)})
                     if progress is not None:
                         progress(rows[-1])
     return rows
@@ -269,7 +289,7 @@ def run_sweep(settings: SweepSettings, progress=None) -> list[dict]:
 def survival_table(rows: list[dict]) -> list[dict]:
     """Per (strategy, link, direction): the largest push survived (:func:`largest_survived`)."""
     keys = sorted({(r["strategy"], r["link"], r["direction"]) for r in rows},
-                  key=lambda k: (SWEEP_STRATEGIES.index(k[0]) if k[0] in SWEEP_STRATEGIES else 9, k[1], k[2]))
+                  key=lambda k: (ALL_SWEEP_STRATEGIES.index(k[0]) if k[0] in ALL_SWEEP_STRATEGIES else 9, k[1], k[2]))
     out = []
     for s, link, d in keys:
         sel = [r for r in rows if (r["strategy"], r["link"], r["direction"]) == (s, link, d)]

@@ -213,7 +213,7 @@ class Simulation:
         self._owns_world = world is None and not gui
         self._rewind = None
         self._rewind_saves = 0  # checkpoints saved by rewinds lent so far (recording meta)
-        self.balance = self._balance_feedback()
+        self._balance_feedback()
         self.support = None  # the support polygon the balance feedback last used
         self.balance_term = None  # and its last feedback
         # A free root's SPD sees the contacts of every link with the ground (contact_rows), and holds
@@ -245,18 +245,12 @@ class Simulation:
             kp[0:6] = kd[0:6] = 0.0
         return Gains(kp, kd, tau_max)
 
-    def _balance_feedback(self):
-        """The balance feedback of ``opt.balance`` (None when off)."""
-        b = self.opt.balance
-        if b is None or not getattr(b, "enabled", False):
-            return None
-        if self.opt.controller not in ("spd", "pd"):
-            raise SimulationError(f"balance feedback needs controller spd or pd, not {self.opt.controller!r}")
-        from tracker.control.balance import BalanceFeedback
-        from tracker.sim.support import support_of
+    def _balance_feedback(self) -> None:
+        """``self.balance``, the feedback of ``opt.balance``, and ``self.stepper``, its recovery step (each None
+        when off): :func:`tracker.sim.recovery.balance_of`."""
+        from tracker.sim.recovery import balance_of
 
-        self._support_of = support_of
-        return BalanceFeedback(self.character, b)
+        self.balance, self.stepper = balance_of(self)
 
     def reset(self) -> None:
         q0, v0 = self.reference.sample(self.opt.start)
@@ -275,6 +269,8 @@ class Simulation:
         if self.balance is not None:  # it needs a foot on the ground at the start
             self.support = settled_support(self)
             self.balance.reset(q0)
+            if self.stepper is not None:
+                self.stepper.reset(self.t)
         if self.scenario is not None:
             self.scenario.reset(self)
 
@@ -336,6 +332,8 @@ class Simulation:
                 tau = self.controller.torques(state, target, self.gains, dt, constraints=rows)
         else:
             term = self._balance_term(q, v)
+            if self.stepper is not None:  # a recovery step sets the legs' targets (tracker.control.stepping)
+                target = self.stepper.update(self.t, q, self.support, term.com, term.com_velocity, target)
             if opt.controller != "spd":
                 return self.controller.torques(state, target, self.gains, dt, extra=term.tau)
             self._others = self.support.other_contacts

@@ -266,6 +266,8 @@ def _objects(sim) -> dict[str, Any]:
     out = {"controller": sim.controller}
     if getattr(sim, "balance", None) is not None:
         out["balance"] = sim.balance
+    if getattr(sim, "stepper", None) is not None:  # a recovery step's plan and events (its snapshot())
+        out["stepper"] = sim.stepper
     if sim.scenario is not None:
         out["scenario"] = sim.scenario
     return out
