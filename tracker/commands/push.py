@@ -228,8 +228,8 @@ def _plot_com(folder: Path, out) -> None:
         ax.axvspan(p.start, p.start + p.duration, color="0.85", label="push")
     for i, s in enumerate(out.steps):  # each recovery step: lift-off to touch-down
         end = s["land_s"] if s["land_s"] is not None else s["start_s"] + 0.05
-        ax.axvspan(s["start_s"], end, color="tab:green", alpha=0.25, label="step" if i == 0 else None)
-        ax.annotate(s["foot"].split("_")[0], (s["start_s"], 0), fontsize=7, color="tab:green")
+        ax.axvspan(s["start_s"], end, color="tab:purple", alpha=0.2, label="step" if i == 0 else None)
+        ax.annotate(s["foot"].split("_")[0], (s["start_s"], 0), fontsize=7, color="tab:purple")
     if out.fell:
         ax.axvline(out.fell_time_s, color="r", ls="--", label="fell")
     ax.set_xlabel("t (s)")
