@@ -23,7 +23,8 @@ from tracker.sampling.schedule import ScheduleOptions, goal_met, goal_score, run
 ROOT = Path(__file__).resolve().parents[2]
 WALK = str((ROOT / ".." / "shared" / "mocap" / "cmu_02_01_walk.bvh").resolve())
 
-#: A schedule small enough for the suite: three windows of 0.3 s over 0.8 s, one narrow pass.
+#: A schedule small enough for the suite: four windows of at most 0.3 s over 0.8 s (0-0.3, 0.2-0.5, and the last
+#: 0.4 s in two), one narrow pass.
 SMALL = ScheduleOptions(window=0.3, overlap=0.1, samples=12, keep=3, look_keep=4, iterations=2, refine_pose=(40.0,),
                         seed=2)
 
@@ -40,8 +41,15 @@ def test_windows_cover_the_clip_each_starting_inside_the_last():
     for (a0, b0), (a1, b1) in zip(wins, wins[1:]):
         assert a0 < a1 < b0 < b1  # each starts inside the one before, and reaches further
         assert abs(times[b0] - times[a1] - 0.3) < 1e-9
-    assert all(times[b] - times[a] < 1.5 + 1e-9 for a, b in wins)  # a short last piece joins the one before
-    assert windows(0.0, 2.85, times, 2.0, 0.5) == [(0, len(times) - 1)]  # 0.85 s left: one window
+    assert all(times[b] - times[a] <= 1.0 + 0.1 + 1e-9 for a, b in wins)  # none longer than asked (on the boundaries)
+    assert times[wins[-1][1]] - times[wins[-1][0]] >= 0.5 - 1e-9  # no short last piece either: the tail spread evenly
+    # 2.85 s in windows of at most 2 s: two of 1.7 and 1.65 s (not one of 2.85 s, nor 2 s and a 1.35 s tail)
+    assert [(round(times[a], 2), round(times[b], 2)) for a, b in windows(0.0, 2.85, times, 2.0, 0.5)] == \
+        [(0.0, 1.7), (1.2, 2.85)]
+    assert windows(0.0, 1.9, segment_times(0.0, 1.9, 0.1, 1 / 120), 2.0, 0.5) == [(0, 19)]  # fits: one window
+    kick = segment_times(0.0, 6.67, 0.1, 1 / 120)  # 2 s windows while they fit; the last 2.17 s spread over two
+    assert [(round(kick[a], 2), round(kick[b], 2)) for a, b in windows(0.0, 6.67, kick, 2.0, 0.5)] == \
+        [(0.0, 2.0), (1.5, 3.5), (3.0, 5.0), (4.5, 5.8), (5.3, 6.67)]
     assert windows(0.0, 0.5, segment_times(0.0, 0.5, 0.1, 0.01), 0.2, 0.0)[-1][1] == 5
 
 
@@ -117,14 +125,14 @@ def test_the_schedule_slides_windows_then_refines_and_does_not_depend_on_the_wor
     one = small_schedule(str(tmp_path_factory.mktemp("one")), 1)
     two = small_schedule(str(tmp_path_factory.mktemp("two")), 2)
     names = [s.name for s in one.stages]
-    assert names[0] == "window" and names.count("window") == 3 and set(names) <= {"window", "window again",
+    assert names[0] == "window" and names.count("window") == 4 and set(names) <= {"window", "window again",
                                                                                   "narrow (pose 40)"}
     assert all(s.window is not None for s in one.stages if s.name.startswith("window"))
     assert [(s.name, s.t0, s.t1) for s in one.stages] == [(s.name, s.t0, s.t1) for s in two.stages]
     np.testing.assert_array_equal(one.track.values, two.track.values)
     assert one.goal == two.goal and one.rollouts == two.rollouts
     wins = [s for s in one.stages if s.name == "window"]
-    assert wins[0].t0 == 0.0 and wins[2].t1 == pytest.approx(0.8, abs=0.02)
+    assert wins[0].t0 == 0.0 and wins[-1].t1 == pytest.approx(0.8, abs=0.02)
     assert wins[0].t0 < wins[1].t0 < wins[0].t1  # the next window starts inside the last
     assert any(s.replay is not None for s in one.stages)  # the windows' track replayed against the goal
     assert one.stopped in ("goal met", "stages done")
@@ -208,7 +216,7 @@ def test_the_last_window_is_not_searched_again_when_the_whole_clip_meets_the_goa
     whole = []
     monkeypatch.setattr(schedule, "_goal", lambda *a: whole.append(1) or dict(met))  # the whole clip meets the goal
     res = run_schedule(config(0.8), tmp_path, SMALL, workers=1)
-    assert [s.name for s in res.stages] == ["window", "window again", "window", "window again", "window"]
+    assert [s.name for s in res.stages] == ["window", "window again"] * 3 + ["window"]
     assert res.stages[-1].replay == met and res.met and res.stopped == "goal met"
     assert len(whole) == 1  # the last window's whole-clip replay is the schedule's replay too
 

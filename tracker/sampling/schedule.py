@@ -167,19 +167,38 @@ def goal_met(goal: dict) -> bool:
 
 def windows(t0: float, t1: float, times: np.ndarray, window: float, overlap: float) -> list[tuple[int, int]]:
     """``(first, last)`` boundary indices of ``times`` for the windows slid from ``t0`` to ``t1``: each
-    ``window`` s long (on the boundaries), the next starting ``overlap`` s before its end; the last ends at
-    ``t1``, and a last window shorter than half of one joins the one before it."""
+    ``window`` s long (on the boundaries), the next starting ``overlap`` s before its end, the last ending
+    at ``t1``. Where that would leave a last piece shorter than half a window, the last window is not
+    stretched over it (one long window drifts: ``docs/samcon.md``): the span from that window's start
+    to the end is spread evenly over as few windows as keep each at most ``window`` s."""
     n = len(times) - 1
     out, a = [], 0
     while True:
-        b = int(np.argmin(np.abs(times - (times[a] + window))))
-        b = max(b, a + 1)
-        if b >= n or times[n] - times[b] < 0.5 * window:
+        b = max(int(np.argmin(np.abs(times - (times[a] + window)))), a + 1)
+        if b >= n:
             out.append((a, n))
             return out
+        if times[n] - times[b] < 0.5 * window:
+            return out + _even_windows(times, a, window, overlap)
         out.append((a, b))
         a2 = int(np.argmin(np.abs(times - (times[b] - overlap))))
         a = min(max(a2, a + 1), b)
+
+
+def _even_windows(times: np.ndarray, a: int, window: float, overlap: float) -> list[tuple[int, int]]:
+    """Windows from boundary ``a`` to the end spread evenly: as few as cover it with at most ``window`` s each."""
+    n = len(times) - 1
+    span = float(times[n] - times[a])
+    count = max(1, int(np.ceil((span - overlap) / (window - overlap) - 1e-9)))
+    length = (span + (count - 1) * overlap) / count
+    out = []
+    for i in range(count - 1):
+        end = float(times[a]) + length  # this window's end, before snapping
+        b = max(int(np.argmin(np.abs(times - end))), a + 1)
+        out.append((a, b))
+        a = min(max(int(np.argmin(np.abs(times - (end - overlap)))), a + 1), b)
+    out.append((a, n))
+    return out
 
 
 def run_schedule(cfg, folder: Path, options: ScheduleOptions | None = None, workers: int = 1,
@@ -293,7 +312,9 @@ def run_schedule(cfg, folder: Path, options: ScheduleOptions | None = None, work
 
         # 1-2: windows slid over the clip
         wins = windows(float(times[0]), float(times[-1]), times, opt.window, opt.overlap)
-        say(f"schedule: {len(wins)} windows of {opt.window:g} s over {times[0]:.2f}-{times[-1]:.2f} s, then up to "
+        longest = max(float(times[b] - times[a]) for a, b in wins)
+        say(f"schedule: {len(wins)} window{'s' if len(wins) > 1 else ''} of at most {longest:.2f} s over "
+            f"{times[0]:.2f}-{times[-1]:.2f} s, then up to "
             f"{len(opt.refine_pose)} narrow passes until the goal (joint <= {GOAL_JOINT_RAD:.2f} rad, root <= "
             f"{GOAL_ROOT_M:.2f} m, standing)")
         back = max(1, int(round(opt.overlap / opt.segment)))
