@@ -25,6 +25,26 @@ def test_the_library_has_tracks():
         assert (track / "offsets.npz").is_file() and (track / "replay.json").is_file(), track
 
 
+def test_a_shipped_config_reads_its_clip_from_the_repository_or_the_shared_mocap():
+    """A fresh clone has the repository and ../shared beside it, nothing else (a track shipped from another
+    checkout once pointed into it)."""
+    import yaml
+
+    for cfg in CONFIGS:
+        clip = (cfg.parent / yaml.safe_load(cfg.read_text())["clip"]["path"]).resolve()
+        assert clip.is_relative_to(ROOT) or clip.parent == (ROOT.parent / "shared" / "mocap").resolve(), (cfg.name, clip)
+
+
+def test_shipping_refuses_a_clip_from_outside_the_repository(tmp_path):
+    from tracker.sampling.tracks import _in_repo
+
+    assert _in_repo(ROOT / "data" / "mocap" / "cmu_01_01_jump.bvh", ROOT) == ROOT / "data" / "mocap" / "cmu_01_01_jump.bvh"
+    other = tmp_path / "other_checkout" / "data" / "mocap" / "cmu_01_01_jump.bvh"  # another checkout's data/...
+    assert _in_repo(other, ROOT) == ROOT / "data" / "mocap" / "cmu_01_01_jump.bvh"
+    with pytest.raises(ValueError, match="neither in"):
+        _in_repo(tmp_path / "mine.bvh", ROOT)
+
+
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
 def test_a_shipped_track_replays_as_the_search_replayed_it(path):
     shipped = json.loads((ROOT / "data" / "tracks" / path.stem / "replay.json").read_text())

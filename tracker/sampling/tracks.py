@@ -57,7 +57,7 @@ def ship(result: Path, name: str, repo: Path, command: str) -> tuple[Path, Path]
     rel = lambda p: os.path.relpath(p, cfg_path.parent)  # noqa: E731
     clip = Path(raw["clip"]["path"])
     raw["clip"]["path"] = rel(track_dir / "reference.npz") if clip.name == "reference.npz" else \
-        rel(repo.parent / "shared" / "mocap" / clip.name) if "shared" in clip.parts else rel(clip)
+        rel(repo.parent / "shared" / "mocap" / clip.name) if "shared" in clip.parts else rel(_in_repo(clip, repo))
     raw["controller"]["offsets"] = rel(track_dir / "offsets.npz")
     raw["name"] = f"{name}-free"
     metrics = json.loads((result / "metrics.json").read_text())
@@ -73,3 +73,18 @@ def ship(result: Path, name: str, repo: Path, command: str) -> tuple[Path, Path]
     (track_dir / "replay.json").write_text(json.dumps(
         {"command": command, "digest": recording_digest(rec), "metrics": shown}, indent=2) + "\n")
     return track_dir, cfg_path
+
+
+def _in_repo(clip: Path, repo: Path) -> Path:
+    """``clip`` as a file of ``repo``: the search may have run in another checkout (its ``data/...`` path is
+    then taken from this one); a clip outside any repository's ``data/`` is refused (a fresh clone would
+    not find it)."""
+    clip = clip.resolve()
+    if clip.is_relative_to(repo.resolve()):
+        return clip
+    if "data" in clip.parts:
+        mine = repo.joinpath(*clip.parts[clip.parts.index("data"):])
+        if mine.is_file():
+            return mine
+    raise ValueError(f"the clip {clip} is neither in {repo} nor in ../shared/mocap: ship a clip the repository has")
+
