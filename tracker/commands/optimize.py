@@ -12,9 +12,6 @@ from tracker.commands._args import (MAX_DURATION, MAX_SEED, MAX_WORKERS, bounded
                                    parse_dt)
 
 
-#: ``--init plain``: start from the plain servo (no offsets) (:data:`tracker.sampling.optimize.PLAIN`).
-PLAIN = "plain"
-
 #: The flags of one search: any of them given runs that search instead of the schedule.
 SINGLE_FLAGS = ("--method", "--iterations", "--samples", "--keep", "--segment", "--selection", "--lookahead",
                 "--width-scale", "--decay", "--init")
@@ -182,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     from tracker.errors import ConfigError
     from tracker.experiments.runner import default_out_dir
     from tracker.outdir import check_out, check_path, clear_run_files
-    from tracker.sampling.optimize import optimize
+    from tracker.sampling.optimize import PLAIN, optimize  # --init plain: start from the plain servo
     from tracker.sampling.watch import SearchLog
     from tracker.sampling.samcon import DEFAULT_WIDTHS, SamconOptions
 

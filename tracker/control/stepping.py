@@ -170,7 +170,8 @@ class RecoveryStep:
         self.standing = balance.options
         self.swinging = dataclasses.replace(balance.options, kp=0.0, kd=0.0, gravity=True)
         self._leg_idx = {f: self._joint_indices(f, "q") for f in self.feet}
-        self._leg_vidx = {f: self._joint_indices(f, "v") for f in self.feet}
+        self._legs_q = np.concatenate([self._leg_idx[f] for f in self.feet])  # both legs, as _with_legs sets them
+        self._legs_v = np.concatenate([self._joint_indices(f, "v") for f in self.feet])
         self.reset()
 
     def reset(self, t: float = 0.0) -> None:
@@ -331,8 +332,7 @@ class RecoveryStep:
                    vel: np.ndarray | None = None) -> Target:
         """``target`` with both legs' angles from ``legs`` at ``t_{n+1}`` (``now`` at ``t_n``, default the
         same) and their velocities ``vel`` (default zero: a posture held)."""
-        idx = np.concatenate([self._leg_idx[f] for f in self.feet])
-        vidx = np.concatenate([self._leg_vidx[f] for f in self.feet])
+        idx, vidx = self._legs_q, self._legs_v
         now = legs if now is None else now
         q1, v1 = target.q.copy(), target.v.copy()
         q1[idx] = legs[idx]
