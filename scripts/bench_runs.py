@@ -280,3 +280,4 @@ def _paired_balance_steps(sim, steps: int) -> dict[str, np.ndarray]:
 
 
 import bench_rollout  # noqa: E402,F401  (the rollout section, after these in the table's order)
+import bench_react  # noqa: E402,F401  (the react section, after the rollout section)

@@ -97,7 +97,7 @@ INT_FLAGS = [
     ("optimize", [KICK], "--workers"), ("optimize", [KICK], "--seed"), ("optimize", [KICK], "--lookahead"),
     ("play", [KICK], "--frames"), ("replay", ["{folder}"], "--frames"), ("sweep", [SWEEP], "--workers"),
     ("report", ["{folder}", "--html"], "--max-runs"), ("perturb", [FREE_WALK], "--seed"),
-    ("perturb", [FREE_WALK], "--balls"), ("perturb", [FREE_WALK], "--push-times"),
+    ("perturb", [FREE_WALK], "--balls"), ("perturb", [FREE_WALK], "--push-times"), ("perturb", [FREE_WALK], "--workers"),
 ]
 
 

@@ -13,7 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
-from tracker.commands._args import MAX_SEED, bounded_int
+from tracker.commands._args import MAX_SEED, MAX_WORKERS, bounded_int
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -31,6 +31,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--balls", type=bounded_int(0, 1000, "balls"), default=20, help="ball trials, 0 to 1000 (default 20)")
     p.add_argument("--push-times", type=bounded_int(0, 1000, "push times"), default=2,
                    help="push trials per side, 0 to 1000 (default 2)")
+    p.add_argument("--react", action="store_true",
+                   help="with feedback: once the body is off its undisturbed run, correct the legs' next PD-target "
+                        "offsets every 0.1 s by simulating corrections ahead (tracker.sampling.react); the open-loop "
+                        "track's outcome of every trial is given beside it")
+    p.add_argument("--workers", type=bounded_int(1, MAX_WORKERS, "workers"), default=1,
+                   help="trials run in parallel processes (default 1; the outcomes do not depend on it)")
     p.add_argument("--json", action="store_true", help="print the trials and the counts as JSON")
     p.add_argument("--out", default=None, help="folder for perturb.json")
     from tracker.commands.run import add_force_option
@@ -44,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from tracker.experiments.build import build
     from tracker.experiments.config import load_config
     from tracker.outdir import check_out, check_path
-    from tracker.sampling.perturb import run_trial, standard_trials
+    from tracker.sampling.perturb import run_trials, standard_trials
 
     check_path(args.config, "CONFIG")
     if args.out:
@@ -58,15 +64,18 @@ def run(args: argparse.Namespace) -> int:
     prep = build(cfg)
     end = cfg.clip.start + cfg.duration if cfg.duration is not None else prep.reference.duration
     trials = standard_trials(end - cfg.clip.start, args.seed, args.balls, args.push_times, start=cfg.clip.start)
-    undisturbed = run_trial(prep, None)
-    outcomes = []
-    for k, trial in enumerate(trials):
-        o = run_trial(prep, trial)
-        outcomes.append(o)
-        if not args.json:
-            state = f"FELL at {o.fell_at:.2f} s" if o.fell else "stayed up"
-            print(f"{k + 1:2d}/{len(trials)} {trial.label()}: {state}", flush=True)
+    react = None
+    if args.react:
+        from tracker.sampling.react import ReactOptions
+
+        react = ReactOptions(seed=args.seed)
+    undisturbed, outcomes, open_loop = run_trials(prep, trials, react, args.workers, None if args.json else _show)
     result = summary(args.config, args.seed, undisturbed, outcomes)
+    if react is not None:
+        import dataclasses
+
+        result["react"] = dataclasses.asdict(react)
+        result["open_loop"] = summary(args.config, args.seed, undisturbed, open_loop)
     if args.out:
         from tracker.atomic import write_json_atomic
         from tracker.outdir import prepare_out
@@ -76,10 +85,22 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(f"{args.config}: stayed up in {result['survived']} of {result['trials']} trials "
-              f"(balls {result['balls_survived']} of {result['balls']}, pushes {result['pushes_survived']} of "
-              f"{result['pushes']}); undisturbed: {'FELL' if undisturbed.fell else 'stayed up'}")
+        counts = lambda r: (f"{r['survived']} of {r['trials']} trials (balls {r['balls_survived']} of "  # noqa: E731
+                            f"{r['balls']}, pushes {r['pushes_survived']} of {r['pushes']})")
+        print(f"{args.config}: stayed up in {counts(result)}" + (" with --react" if react else "")
+              + f"; undisturbed: {'FELL' if undisturbed.fell else 'stayed up'}")
+        if react is not None:
+            print(f"  open loop (the track alone): stayed up in {counts(result['open_loop'])}")
     return 0
+
+
+def _show(k: int, n: int, outcome, open_loop) -> None:
+    state = lambda o: f"FELL at {o.fell_at:.2f} s" if o.fell else "stayed up"  # noqa: E731
+    line = f"{k + 1:2d}/{n} {outcome.trial.label()}: {state(outcome)}"
+    if open_loop is not None:
+        line += (f" ({len(outcome.reactions)} corrections from {outcome.reactions[0].t:.2f} s)" if outcome.reactions
+                 else " (no correction)") + f"; open loop: {state(open_loop)}"
+    print(line, flush=True)
 
 
 def summary(config: str, seed: int, undisturbed, outcomes: list) -> dict:

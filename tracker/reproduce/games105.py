@@ -219,6 +219,49 @@ def _samcon(out: Path, quick: bool, facts: dict) -> str:
     return text + "\n\n" + params
 
 
+#: The shipped free-root track the look-ahead feedback is measured on, and the trials' seeds.
+REACT_CONFIG = "cmu_02_01_walk"
+REACT_SEEDS = (0,)
+
+
+def _react(out: Path, quick: bool, facts: dict) -> str:
+    """Issue 33, item 2: perturbations the search never saw, on the shipped walk, open loop and with
+    look-ahead corrections (``tracker perturb --react``)."""
+    import os
+
+    from tracker.experiments.build import build
+    from tracker.experiments.config import load_config
+    from tracker.paths import CONFIG_DIR
+    from tracker.sampling.perturb import run_trials, standard_trials
+    from tracker.sampling.react import ReactOptions
+
+    config = CONFIG_DIR / "free" / f"{REACT_CONFIG}.yaml"
+    prep = build(load_config(config))
+    workers = max(1, min(2, os.cpu_count() or 1))
+    lines = [f"`tracker perturb configs/free/{REACT_CONFIG}.yaml --seed S --react` (20 balls of 0.45 kg at 8 m/s at "
+             "the chest or a leg, 150 N x 0.1 s on the pelvis from each side at 2 times; each trial from the clip's "
+             "start to its end):", "",
+             "| seed | trials | open loop: stayed up | with look-ahead feedback: stayed up | balls | pushes | "
+             "corrections per trial (mean) |", "|---:|---:|---:|---:|---:|---:|---:|"]
+    facts["react"] = {}
+    for seed in REACT_SEEDS[:1] if quick else REACT_SEEDS:
+        trials = standard_trials(prep.reference.duration, seed)
+        if quick:
+            trials = [t for t in trials if t.kind == "push"]
+        _, outcomes, open_loop = run_trials(prep, trials, ReactOptions(seed=seed), workers)
+        up = lambda xs: sum(not o.fell for o in xs)  # noqa: E731
+        balls = [o for o in outcomes if o.trial.kind == "ball"]
+        pushes = [o for o in outcomes if o.trial.kind == "push"]
+        mean = sum(len(o.reactions) for o in outcomes) / len(outcomes)
+        facts["react"][seed] = (up(open_loop), up(outcomes), len(outcomes))
+        lines.append(f"| {seed} | {len(outcomes)} | {up(open_loop)} | **{up(outcomes)}** "
+                     f"({100 * up(outcomes) / len(outcomes):.0f} %) | {up(balls)} of {len(balls)} | "
+                     f"{up(pushes)} of {len(pushes)} | {mean:.1f} |")
+    text = "\n".join(lines)
+    write_block(out, "react", text)
+    return text
+
+
 #: The report's sections in order: (title, function).
 SECTIONS: list[tuple[str, Callable[[Path, bool, dict], str]]] = [
     ("PD stability under semi-implicit Euler", _pd),
@@ -228,6 +271,7 @@ SECTIONS: list[tuple[str, Callable[[Path, bool, dict], str]]] = [
     ("Static balance: pushes with a recovery step", _step_pushes),
     ("Static balance: free-root clips", _clips),
     ("Sampling-based control: SAMCON", _samcon),
+    ("Sampling-based control: look-ahead feedback on a free-root track", _react),
 ]
 
 

@@ -60,12 +60,16 @@ class TrialOutcome:
     fell: bool
     fell_at: float | None
     root_error: float
+    reactions: tuple = ()
 
     def to_json(self) -> dict:
-        return {"kind": self.trial.kind, "time": round(self.trial.time, 4), "link": self.trial.link,
-                "side": self.trial.side, "fell": self.fell,
-                "fell_at": None if self.fell_at is None else round(self.fell_at, 4),
-                "root_error_m": round(self.root_error, 4)}
+        out = {"kind": self.trial.kind, "time": round(self.trial.time, 4), "link": self.trial.link,
+               "side": self.trial.side, "fell": self.fell,
+               "fell_at": None if self.fell_at is None else round(self.fell_at, 4),
+               "root_error_m": round(self.root_error, 4)}
+        if self.reactions:
+            out["reactions"] = [d.to_json() for d in self.reactions]
+        return out
 
 
 def trial_window(duration: float, start: float = 0.0) -> tuple[float, float]:
@@ -89,9 +93,23 @@ def standard_trials(duration: float, seed: int, balls: int = 20, push_times: int
     return out
 
 
-def run_trial(prep, trial: Trial | None) -> TrialOutcome:
+def undisturbed_nominal(prep) -> np.ndarray:
+    """The reduced states of ``prep``'s track run undisturbed, at its knots (what :mod:`tracker.sampling.react`
+    compares against)."""
+    from tracker.experiments.runner import make_simulation
+    from tracker.sampling.react import nominal_states
+
+    sim = make_simulation(prep)
+    try:
+        return nominal_states(sim)
+    finally:
+        sim.close()
+
+
+def run_trial(prep, trial: Trial | None, react=None, nominal: np.ndarray | None = None) -> TrialOutcome:
     """Run ``prep`` (a built free-root config with an offset track, no balls) to the clip's end with
-    ``trial``'s disturbance (None: none)."""
+    ``trial``'s disturbance (None: none); ``react``, a :class:`~tracker.sampling.react.ReactOptions`: with
+    look-ahead corrections against ``nominal`` (:func:`undisturbed_nominal`, computed if None)."""
     import math
 
     from tracker.experiments.build import scenario_of
@@ -113,8 +131,15 @@ def run_trial(prep, trial: Trial | None) -> TrialOutcome:
         cfg = dataclasses.replace(cfg, balls=(ball,))
         prep = dataclasses.replace(prep, config=cfg, launches=launches_of(cfg))
         scenario = scenario_of(prep)
+    if react is not None and nominal is None:
+        nominal = undisturbed_nominal(prep)
     sim = make_simulation(prep, scenario=scenario)
+    reaction = None
     try:
+        if react is not None:
+            from tracker.sampling.react import Reaction
+
+            reaction = Reaction(sim, react, nominal)
         c = sim.character
         ref = prep.reference
         end = cfg.clip.start + cfg.duration if cfg.duration is not None else ref.duration
@@ -125,6 +150,8 @@ def run_trial(prep, trial: Trial | None) -> TrialOutcome:
         errs = []
         t_from = trial.time if trial is not None else sim.t
         for _ in range(int(round((end - sim.t) / sim.opt.dt))):
+            if reaction is not None:
+                reaction.before_step()
             if push is not None:
                 push.apply(c, link, sim.t)
             row = sim.step()
@@ -134,4 +161,34 @@ def run_trial(prep, trial: Trial | None) -> TrialOutcome:
                 break
     finally:
         sim.close()
-    return TrialOutcome(trial, sim.fell_at is not None, sim.fell_at, float(np.mean(errs)) if errs else 0.0)
+    return TrialOutcome(trial, sim.fell_at is not None, sim.fell_at, float(np.mean(errs)) if errs else 0.0,
+                        tuple(reaction.decisions) if reaction is not None else ())
+
+
+_PREP = None  # the built config, for forked trial workers
+
+
+def _trial(index: int, trial, react, nominal):
+    return index, run_trial(_PREP, trial, react, nominal), (run_trial(_PREP, trial) if react is not None else None)
+
+
+def run_trials(prep, trials: list, react, workers: int = 1, show=None) -> tuple:
+    """``(undisturbed, outcomes, open-loop outcomes or [])`` of ``trials`` on ``prep`` (with ``react``'s
+    corrections, and then each also open loop), ``workers`` processes; ``show(k, n, outcome, open_loop)``
+    as each finishes, in trial order."""
+    global _PREP
+    from tracker.experiments.backends import parallel_map
+
+    _PREP = prep
+    nominal = undisturbed_nominal(prep) if react is not None else None
+    undisturbed = run_trial(prep, None, react, nominal)
+    done, shown = {}, 0
+    for index, outcome, open_loop in parallel_map(_trial, [(k, t, react, nominal) for k, t in enumerate(trials)],
+                                                  workers):
+        done[index] = (outcome, open_loop)
+        while shown in done and show is not None:
+            show(shown, len(trials), *done[shown])
+            shown += 1
+    outcomes = [done[k][0] for k in range(len(trials))]
+    open_loop = [done[k][1] for k in range(len(trials))] if react is not None else []
+    return undisturbed, outcomes, open_loop

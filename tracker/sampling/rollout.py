@@ -199,38 +199,11 @@ class RolloutWorker:
 
     def _simulate(self, n: int) -> _Steps:
         """Step ``n`` times (or until the simulation blows up), keeping what the cost reads."""
-        sim, contacts = self.sim, self._contacts
-        qs, q_refs, vs, v_refs, mismatch = [], [], [], [], []
-        diverged, message, fallen = False, "", 0
-        for _ in range(n):
-            try:
-                row = sim.step()
-            except SimulationError as exc:
-                diverged, message = True, str(exc)
-                break
-            reason = sim._diverged(row)
-            if reason:
-                diverged, message = True, reason
-                break
-            qs.append(row["q"])
-            q_refs.append(row["q_ref"])
-            vs.append(row["v"])
-            v_refs.append(row["v_ref"])
-            if contacts is not None:
-                mismatch.append(contacts.mismatch(sim.t))
-            fallen += sim.fell_at is not None
-        q = np.array(qs) if qs else np.zeros((0, sim.layout.nq))
-        ball = ball_term(sim.scenario, self._ball_specs, sim.t) if self._ball_specs and not diverged else 0.0
-        return _Steps(q, q_refs, vs, v_refs, mismatch, fallen, diverged, message, ball)
+        return simulate_steps(self.sim, self._contacts, n, self._ball_specs)
 
     def _score(self, steps: _Steps) -> tuple[float, dict]:
         """The cost of ``steps``: ``inf`` if they diverged, 0 if there were none."""
-        if steps.diverged or not len(steps.q):
-            return (float("inf") if steps.diverged else 0.0), {k: float("nan") for k in TERMS}
-        terms = self.cost.terms(steps.q, np.array(steps.q_refs), np.array(steps.vs), np.array(steps.v_refs),
-                                np.array(steps.mismatch) if steps.mismatch else None)
-        terms["ball"] = steps.ball
-        return self.cost.total(terms, steps.fallen / len(steps.q)), terms
+        return score_steps(self.cost, steps)
 
     def run_all(self, requests) -> list[RolloutResult]:
         """Each request in turn (a worker process's share of a batch)."""
@@ -239,6 +212,44 @@ class RolloutWorker:
     def close(self) -> None:
         self.sim.close()
 
+
+
+def simulate_steps(sim, contacts, n: int, ball_specs=()) -> _Steps:
+    """Step ``sim`` ``n`` times (or until it blows up), keeping what the cost reads: its rows, the feet's
+    contact mismatch (``contacts``, a :class:`FootContactReader` or None), the balls' term at the end
+    (``ball_specs``)."""
+    qs, q_refs, vs, v_refs, mismatch = [], [], [], [], []
+    diverged, message, fallen = False, "", 0
+    for _ in range(n):
+        try:
+            row = sim.step()
+        except SimulationError as exc:
+            diverged, message = True, str(exc)
+            break
+        reason = sim._diverged(row)
+        if reason:
+            diverged, message = True, reason
+            break
+        qs.append(row["q"])
+        q_refs.append(row["q_ref"])
+        vs.append(row["v"])
+        v_refs.append(row["v_ref"])
+        if contacts is not None:
+            mismatch.append(contacts.mismatch(sim.t))
+        fallen += sim.fell_at is not None
+    q = np.array(qs) if qs else np.zeros((0, sim.layout.nq))
+    ball = ball_term(sim.scenario, ball_specs, sim.t) if ball_specs and not diverged else 0.0
+    return _Steps(q, q_refs, vs, v_refs, mismatch, fallen, diverged, message, ball)
+
+
+def score_steps(cost: TrackingCost, steps: _Steps) -> tuple[float, dict]:
+    """The cost of ``steps`` (:func:`simulate_steps`): ``inf`` if they diverged, 0 if there were none."""
+    if steps.diverged or not len(steps.q):
+        return (float("inf") if steps.diverged else 0.0), {k: float("nan") for k in TERMS}
+    terms = cost.terms(steps.q, np.array(steps.q_refs), np.array(steps.vs), np.array(steps.v_refs),
+                       np.array(steps.mismatch) if steps.mismatch else None)
+    terms["ball"] = steps.ball
+    return cost.total(terms, steps.fallen / len(steps.q)), terms
 
 
 class FootContactReader:
