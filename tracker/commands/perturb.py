@@ -4,7 +4,8 @@ Runs :func:`tracker.sampling.perturb.standard_trials` (issue 33's set: 20 balls 
 at the chest or a leg at random times, and 150 N x 0.1 s on the pelvis from each of the four sides at
 2 random times) on a config with a free root and an offset track (``configs/free/<clip>.yaml``), each
 trial from the clip's start to its end, and prints which fell and when. Falls are the data: the exit
-status is 0 (2 for bad input).
+status is 0 (2 for bad input). ``--react`` runs every trial with look-ahead feedback
+(:mod:`tracker.sampling.react`) and once more open loop, and gives both.
 """
 
 from __future__ import annotations
