@@ -37,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "offsets every 0.1 s by simulating corrections ahead (tracker.sampling.react); the open-loop "
                         "track's outcome of every trial is given beside it")
     p.add_argument("--workers", type=bounded_int(1, MAX_WORKERS, "workers"), default=1,
-                   help="trials run in parallel processes (default 1; the outcomes do not depend on it)")
+                   help=f"trials run in parallel processes (1 to {MAX_WORKERS}; default 1; the outcomes do not depend on it)")
     p.add_argument("--json", action="store_true", help="print the trials and the counts as JSON")
     p.add_argument("--out", default=None, help="folder for perturb.json")
     from tracker.commands.run import add_force_option
