@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from tracker.experiments.build import build
     from tracker.experiments.config import load_config
     from tracker.outdir import check_out, check_path
-    from tracker.sampling.perturb import run_trials, standard_trials
+    from tracker.sampling.perturb import run_trials, standard_trials, summary
 
     check_path(args.config, "CONFIG")
     if args.out:
@@ -102,13 +102,3 @@ def _show(k: int, n: int, outcome, open_loop) -> None:
         line += (f" ({len(outcome.reactions)} corrections from {outcome.reactions[0].t:.2f} s)" if outcome.reactions
                  else " (no correction)") + f"; open loop: {state(open_loop)}"
     print(line, flush=True)
-
-
-def summary(config: str, seed: int, undisturbed, outcomes: list) -> dict:
-    """``perturb.json``: the counts and every trial."""
-    balls = [o for o in outcomes if o.trial.kind == "ball"]
-    pushes = [o for o in outcomes if o.trial.kind == "push"]
-    up = lambda xs: sum(not o.fell for o in xs)  # noqa: E731
-    return {"config": config, "seed": seed, "trials": len(outcomes), "survived": up(outcomes),
-            "balls": len(balls), "balls_survived": up(balls), "pushes": len(pushes), "pushes_survived": up(pushes),
-            "undisturbed_fell": undisturbed.fell, "outcomes": [o.to_json() for o in outcomes]}

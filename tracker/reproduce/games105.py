@@ -232,7 +232,7 @@ def _react(out: Path, quick: bool, facts: dict) -> str:
     from tracker.experiments.build import build
     from tracker.experiments.config import load_config
     from tracker.paths import CONFIG_DIR
-    from tracker.sampling.perturb import run_trials, standard_trials
+    from tracker.sampling.perturb import run_trials, standard_trials, summary
     from tracker.sampling.react import ReactOptions
 
     config = CONFIG_DIR / "free" / f"{REACT_CONFIG}.yaml"
@@ -248,15 +248,13 @@ def _react(out: Path, quick: bool, facts: dict) -> str:
         trials = standard_trials(prep.reference.duration, seed)
         if quick:
             trials = [t for t in trials if t.kind == "push"]
-        _, outcomes, open_loop = run_trials(prep, trials, ReactOptions(seed=seed), workers)
-        up = lambda xs: sum(not o.fell for o in xs)  # noqa: E731
-        balls = [o for o in outcomes if o.trial.kind == "ball"]
-        pushes = [o for o in outcomes if o.trial.kind == "push"]
-        mean = sum(len(o.reactions) for o in outcomes) / len(outcomes)
-        facts["react"][seed] = (up(open_loop), up(outcomes), len(outcomes))
-        lines.append(f"| {seed} | {len(outcomes)} | {up(open_loop)} | **{up(outcomes)}** "
-                     f"({100 * up(outcomes) / len(outcomes):.0f} %) | {up(balls)} of {len(balls)} | "
-                     f"{up(pushes)} of {len(pushes)} | {mean:.1f} |")
+        undisturbed, outcomes, open_loop = run_trials(prep, trials, ReactOptions(seed=seed), workers)
+        r, o = (summary(str(config), seed, undisturbed, xs) for xs in (outcomes, open_loop))
+        mean = sum(len(x.reactions) for x in outcomes) / len(outcomes)
+        facts["react"][seed] = (o["survived"], r["survived"], r["trials"])
+        lines.append(f"| {seed} | {r['trials']} | {o['survived']} | **{r['survived']}** "
+                     f"({100 * r['survived'] / r['trials']:.0f} %) | {r['balls_survived']} of {r['balls']} | "
+                     f"{r['pushes_survived']} of {r['pushes']} | {mean:.1f} |")
     text = "\n".join(lines)
     write_block(out, "react", text)
     return text

@@ -165,6 +165,16 @@ def run_trial(prep, trial: Trial | None, react=None, nominal: np.ndarray | None 
                         tuple(reaction.decisions) if reaction is not None else ())
 
 
+def summary(config: str, seed: int, undisturbed, outcomes: list) -> dict:
+    """``perturb.json``: the counts and every trial."""
+    balls = [o for o in outcomes if o.trial.kind == "ball"]
+    pushes = [o for o in outcomes if o.trial.kind == "push"]
+    up = lambda xs: sum(not o.fell for o in xs)  # noqa: E731
+    return {"config": config, "seed": seed, "trials": len(outcomes), "survived": up(outcomes),
+            "balls": len(balls), "balls_survived": up(balls), "pushes": len(pushes), "pushes_survived": up(pushes),
+            "undisturbed_fell": undisturbed.fell, "outcomes": [o.to_json() for o in outcomes]}
+
+
 _PREP = None  # the built config, for forked trial workers
 
 
